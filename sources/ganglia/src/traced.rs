@@ -1,0 +1,349 @@
+//! The `.traced` recording of the thesis' Ganglia helper
+//! (`specs/conventions.md` §2): one sample per line,
+//! `<time> <metric> <host> <value>`, with optional `# collector <host>` and
+//! `# cluster <name>` header lines.
+//!
+//! Traps handled:
+//! - `time` may be integer or decimal epoch seconds; it is parsed exactly
+//!   into nanoseconds (a double would lose microseconds at 1.8e9 s);
+//! - header lines only count before the first sample: a later `# cluster`
+//!   line is an ordinary comment, so a file cannot change its cluster midway;
+//! - a value that is not a finite decimal number is an error, not a zero.
+
+use std::io::BufRead;
+
+/// Header facts of a recording: whose clock stamped it, which cluster.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TracedHeader {
+    /// `# collector <host>`: the host whose clock stamped the samples.
+    pub collector: Option<String>,
+    /// `# cluster <name>`: the Ganglia cluster of the hosts.
+    pub cluster: Option<String>,
+}
+
+/// One sample. The caller owns it and passes it to
+/// [`TracedReader::read_sample`], which reuses its strings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sample {
+    /// 1-based line number.
+    pub line: u64,
+    /// Time in nanoseconds since the epoch, on the collector's clock.
+    pub time_ns: i64,
+    /// Ganglia metric name (`cpu_user`, `bytes_out`...).
+    pub metric: String,
+    /// Host name as Ganglia reported it.
+    pub host: String,
+    /// The value.
+    pub value: f64,
+}
+
+/// What went wrong, without the position.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Reading the underlying stream failed.
+    #[error("read error: {0}")]
+    Io(#[from] std::io::Error),
+    /// Wrong number of fields on a sample line.
+    #[error("expected 4 fields `<time> <metric> <host> <value>`, found {0}")]
+    FieldCount(usize),
+    /// The time field is not epoch seconds.
+    #[error("time `{0}` is not epoch seconds (digits with an optional decimal part)")]
+    BadTime(String),
+    /// The value field is not a finite number.
+    #[error("value `{0}` is not a finite decimal number")]
+    BadValue(String),
+    /// A header line is missing its argument.
+    #[error("`# {0}` header line needs exactly one name")]
+    BadHeader(&'static str),
+    /// The line is not UTF-8.
+    #[error("line is not valid UTF-8")]
+    NotText,
+}
+
+/// A decoding error with its line.
+#[derive(Debug, thiserror::Error)]
+#[error("line {line}: {kind}")]
+pub struct Error {
+    /// 1-based line number.
+    pub line: u64,
+    /// What went wrong.
+    pub kind: ErrorKind,
+}
+
+/// Result alias of this module.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Streaming reader of a `.traced` recording.
+pub struct TracedReader<R> {
+    reader: R,
+    buf: Vec<u8>,
+    line: u64,
+    header: TracedHeader,
+    /// The first sample line, read while looking for header lines.
+    pending: bool,
+    failed: bool,
+}
+
+impl<R: BufRead> TracedReader<R> {
+    /// Opens a recording and reads its header lines (the leading `#` lines).
+    pub fn new(reader: R) -> Result<Self> {
+        let mut me = TracedReader {
+            reader,
+            buf: Vec::with_capacity(128),
+            line: 0,
+            header: TracedHeader::default(),
+            pending: false,
+            failed: false,
+        };
+        while me.next_line()? {
+            let text = trim(&me.buf);
+            if text.is_empty() {
+                continue;
+            }
+            if text.first() == Some(&b'#') {
+                let text = text.to_vec();
+                me.header_line(&text)?;
+                continue;
+            }
+            me.pending = true;
+            break;
+        }
+        Ok(me)
+    }
+
+    /// The header facts.
+    pub fn header(&self) -> &TracedHeader {
+        &self.header
+    }
+
+    /// Line number of the last line read.
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// Reads the next sample into `sample`. Returns `Ok(false)` at the end.
+    /// After an error the reader reports the end from then on.
+    pub fn read_sample(&mut self, sample: &mut Sample) -> Result<bool> {
+        if self.failed {
+            return Ok(false);
+        }
+        let r = self.read_sample_inner(sample);
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+
+    fn read_sample_inner(&mut self, sample: &mut Sample) -> Result<bool> {
+        loop {
+            if self.pending {
+                self.pending = false;
+            } else if !self.next_line()? {
+                return Ok(false);
+            }
+            let text = trim(&self.buf);
+            if text.is_empty() || text.first() == Some(&b'#') {
+                continue;
+            }
+            let line = self.line;
+            let err = |kind| Error { line, kind };
+            let mut fields = text
+                .split(|b| b.is_ascii_whitespace())
+                .filter(|f| !f.is_empty());
+            let (Some(time), Some(metric), Some(host), Some(value)) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
+            else {
+                let n = trim(&self.buf)
+                    .split(|b| b.is_ascii_whitespace())
+                    .filter(|f| !f.is_empty())
+                    .count();
+                return Err(err(ErrorKind::FieldCount(n)));
+            };
+            if fields.next().is_some() {
+                let n = 5 + fields.count();
+                return Err(err(ErrorKind::FieldCount(n)));
+            }
+            sample.line = line;
+            sample.time_ns = parse_epoch_ns(time)
+                .ok_or_else(|| err(ErrorKind::BadTime(String::from_utf8_lossy(time).into_owned())))?;
+            set_str(&mut sample.metric, metric).map_err(|k| err(k))?;
+            set_str(&mut sample.host, host).map_err(|k| err(k))?;
+            sample.value = parse_value(value)
+                .ok_or_else(|| err(ErrorKind::BadValue(String::from_utf8_lossy(value).into_owned())))?;
+            return Ok(true);
+        }
+    }
+
+    fn next_line(&mut self) -> Result<bool> {
+        self.buf.clear();
+        let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| Error {
+            line: self.line + 1,
+            kind: e.into(),
+        })?;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.line += 1;
+        Ok(true)
+    }
+
+    fn header_line(&mut self, text: &[u8]) -> Result<()> {
+        let line = self.line;
+        let text = std::str::from_utf8(text).map_err(|_| Error {
+            line,
+            kind: ErrorKind::NotText,
+        })?;
+        let mut words = text.trim_start_matches('#').split_whitespace();
+        let key = words.next();
+        let (slot, name) = match key {
+            Some("collector") => (&mut self.header.collector, "collector"),
+            Some("cluster") => (&mut self.header.cluster, "cluster"),
+            _ => return Ok(()),
+        };
+        match (words.next(), words.next()) {
+            (Some(v), None) => {
+                *slot = Some(v.to_string());
+                Ok(())
+            }
+            _ => Err(Error {
+                line,
+                kind: ErrorKind::BadHeader(name),
+            }),
+        }
+    }
+}
+
+fn trim(mut s: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = s {
+        if first.is_ascii_whitespace() {
+            s = rest;
+        } else {
+            break;
+        }
+    }
+    while let [rest @ .., last] = s {
+        if last.is_ascii_whitespace() {
+            s = rest;
+        } else {
+            break;
+        }
+    }
+    s
+}
+
+fn set_str(dst: &mut String, src: &[u8]) -> std::result::Result<(), ErrorKind> {
+    let s = std::str::from_utf8(src).map_err(|_| ErrorKind::NotText)?;
+    dst.clear();
+    dst.push_str(s);
+    Ok(())
+}
+
+/// Parses `digits[.digits]` epoch seconds into nanoseconds, exactly.
+/// Digits beyond the ninth decimal are dropped (floor), since the integrator
+/// keeps nanoseconds.
+pub fn parse_epoch_ns(text: &[u8]) -> Option<i64> {
+    let (int, frac) = match text.iter().position(|&b| b == b'.') {
+        Some(dot) => (text.get(..dot)?, text.get(dot + 1..)?),
+        None => (text, &[][..]),
+    };
+    if int.is_empty() || int.len() > 11 || !int.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if !frac.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut secs: i64 = 0;
+    for &d in int {
+        secs = secs * 10 + i64::from(d - b'0');
+    }
+    let mut nanos: i64 = 0;
+    for i in 0..9 {
+        nanos = nanos * 10 + frac.get(i).map_or(0, |&d| i64::from(d - b'0'));
+    }
+    secs.checked_mul(1_000_000_000)?.checked_add(nanos)
+}
+
+fn parse_value(text: &[u8]) -> Option<f64> {
+    // `str::parse::<f64>` also takes `inf`, `NaN` and `infinity`; a monitor
+    // value of that kind is a broken recording, not a number to plot.
+    if !text.iter().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E')) {
+        return None;
+    }
+    let v: f64 = std::str::from_utf8(text).ok()?.parse().ok()?;
+    v.is_finite().then_some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(text: &str) -> Result<(TracedHeader, Vec<Sample>)> {
+        let mut r = TracedReader::new(text.as_bytes())?;
+        let mut out = Vec::new();
+        let mut s = Sample::default();
+        while r.read_sample(&mut s)? {
+            out.push(s.clone());
+        }
+        Ok((r.header().clone(), out))
+    }
+
+    #[test]
+    fn thesis_example_line() {
+        let (h, s) = all("1096944667 bytes_out athlon01.lsc.ufsm.br 0.59\n").unwrap();
+        assert_eq!(h, TracedHeader::default());
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].time_ns, 1_096_944_667_000_000_000);
+        assert_eq!(s[0].metric, "bytes_out");
+        assert_eq!(s[0].host, "athlon01.lsc.ufsm.br");
+        assert_eq!(s[0].value, 0.59);
+        assert_eq!(s[0].line, 1);
+    }
+
+    #[test]
+    fn header_lines_and_decimal_times() {
+        let text = "# recording\n# cluster lsc.example\n# collector athlon01\n\n1795265500.519 cpu_wio vm 0.0\n# cluster ignored\n1795265502.5 cpu_wio vm 1e2\n";
+        let (h, s) = all(text).unwrap();
+        assert_eq!(h.cluster.as_deref(), Some("lsc.example"));
+        assert_eq!(h.collector.as_deref(), Some("athlon01"));
+        assert_eq!(s[0].time_ns, 1_795_265_500_519_000_000);
+        assert_eq!(s[0].line, 5);
+        assert_eq!(s[1].time_ns, 1_795_265_502_500_000_000);
+        assert_eq!(s[1].value, 100.0);
+    }
+
+    #[test]
+    fn bad_lines_name_their_line() {
+        for (text, line) in [
+            ("1 m h 1\n1 m h\n", 2),
+            ("1 m h 1 extra\n", 1),
+            ("x m h 1\n", 1),
+            ("1.5.2 m h 1\n", 1),
+            ("1 m h abc\n", 1),
+            ("1 m h nan\n", 1),
+            ("1 m h inf\n", 1),
+            ("# cluster\n", 1),
+            ("-5 m h 1\n", 1),
+        ] {
+            let e = all(text).unwrap_err();
+            assert_eq!(e.line, line, "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn every_prefix_is_an_answer_not_a_panic() {
+        let text = "# cluster c\n# collector k\n1795265500.519 cpu_wio vm 0.0\n1795265502 cpu_user vm 12.5\n";
+        for i in 0..text.len() {
+            let _ = all(text.get(..i).unwrap());
+        }
+    }
+
+    #[test]
+    fn epoch_parsing_is_exact() {
+        assert_eq!(parse_epoch_ns(b"1795264911.2935701239"), Some(1_795_264_911_293_570_123));
+        assert_eq!(parse_epoch_ns(b"0.000000001"), Some(1));
+        assert_eq!(parse_epoch_ns(b"12."), Some(12_000_000_000));
+        assert_eq!(parse_epoch_ns(b".5"), None);
+        assert_eq!(parse_epoch_ns(b"99999999999999"), None);
+    }
+}
