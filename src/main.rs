@@ -1,1 +1,73 @@
-fn main() {}
+//! The `integrador` command: parse, run, map the outcome to the exit codes
+//! of cli.md (0 complete, 1 input/output problem, 2 usage problem).
+
+use clap::Parser;
+use integrador::cli::{rewrite_thesis_options, Cli, Command};
+use integrador::error::Error;
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("integrador: error: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn run() -> Result<ExitCode, Error> {
+    let args = rewrite_thesis_options(std::env::args_os())?;
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help and version itself (exit 0) and usage
+            // errors with their own hint (exit 2).
+            let _ = e.print();
+            return Ok(ExitCode::from(if e.use_stderr() { 2 } else { 0 }));
+        }
+    };
+    if let Some(Command::Check { file }) = &cli.command {
+        return check(file);
+    }
+    let cfg = cli.resolve()?;
+    let report = integrador::run::integrate(&cfg)?;
+    if !cfg.quiet {
+        let _ = integrador::summary::write(&mut io::stderr().lock(), &report);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(path: &std::path::Path) -> Result<ExitCode, Error> {
+    let file = std::fs::File::open(path).map_err(|e| Error::in_file(path, e))?;
+    let report = integrador::paje::check::check(io::BufReader::new(file)).map_err(|e| Error::in_file(path, e))?;
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let shown = path.display();
+    for f in &report.findings {
+        let sev = match f.severity {
+            integrador::paje::check::Severity::Error => "error",
+            integrador::paje::check::Severity::Warning => "warning",
+        };
+        let _ = if f.line > 0 {
+            writeln!(out, "{shown}:{}: {sev}: {}", f.line, f.message)
+        } else {
+            writeln!(out, "{shown}: {sev}: {}", f.message)
+        };
+    }
+    let more = (report.errors + report.warnings).saturating_sub(report.findings.len() as u64);
+    if more > 0 {
+        let _ = writeln!(out, "{shown}: ... {more} more findings not shown");
+    }
+    let _ = writeln!(
+        out,
+        "{shown}: {} lines, {} events: {} errors, {} warnings; pj_dump would {} it",
+        report.lines,
+        report.events,
+        report.errors,
+        report.warnings,
+        if report.accepted() { "accept" } else { "reject" }
+    );
+    Ok(if report.accepted() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

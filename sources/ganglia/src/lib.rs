@@ -11,3 +11,28 @@
 pub mod traced;
 
 pub use traced::{Sample, TracedHeader, TracedReader};
+
+/// Ganglia input formats, as told apart by content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// The thesis' `.traced` text recording.
+    Traced,
+    /// gmond or gmetad XML.
+    Xml,
+    /// `rrdtool dump` XML.
+    RrdDump,
+}
+
+/// Tells the format from the first bytes of a file (`specs/ganglia.md`).
+/// Anything that is not XML is taken as a `.traced` recording, whose reader
+/// then says precisely what is wrong with it.
+pub fn detect(head: &[u8]) -> Format {
+    let text = String::from_utf8_lossy(head);
+    if text.contains("<!-- Round Robin Database Dump") || text.contains("<rrd>") {
+        Format::RrdDump
+    } else if text.trim_start().starts_with("<?xml") || text.contains("<GANGLIA_XML") {
+        Format::Xml
+    } else {
+        Format::Traced
+    }
+}

@@ -1,0 +1,368 @@
+//! The command line of `specs/cli.md`: the thesis' single-dash options
+//! (appendix B) and their GNU `--long` forms are the same options.
+//! [`rewrite_thesis_options`] turns the former into the latter before clap
+//! sees them; [`Cli::resolve`] expands globs and refuses what this build
+//! cannot read yet.
+
+use crate::error::{Error, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// The thesis' option names, written with one dash (appendix B).
+pub const THESIS_OPTIONS: [&str; 9] = ["deck", "mpi", "mpinodes", "os", "ganglia", "pcp", "sync", "hierarchy", "output"];
+
+const EXAMPLES: &str = "\
+Examples:
+  # Ganglia alone (thesis appendix B, example 3)
+  integrador -hierarchy hierarchies/ganglia.toml -ganglia g.traced -output g.paje
+
+  # Ganglia and kernel traces of the same machines, clocks corrected
+  integrador -sync timesync -hierarchy hierarchies/ganglia+os.toml \\
+             -ganglia g.traced -os '*.os' -o out.paje
+
+  # Two administrative domains, each with its own monitor
+  integrador -hierarchy hierarchies/grid.toml -ganglia domain-a.traced domain-b.traced -o grid.paje
+
+  # Validate any Pajé trace with pj_dump's rules
+  integrador check out.paje
+
+Exit status: 0 complete output, 1 input or output problem (no output file is
+left), 2 usage problem (including sources this build does not read yet).";
+
+/// integrador: one Pajé trace from many monitoring tools.
+///
+/// Reads cluster monitors (Ganglia), kernel scheduler traces and, in later
+/// versions, MPI (MPE), DECK (libRastro) and PCP data; corrects every time
+/// to one reference clock (Maillet–Tron, from a rastro_timesync file);
+/// unifies the hosts and processes of all inputs as a hierarchy file says;
+/// writes one time-ordered Pajé trace for PajeNG and ViTE.
+#[derive(Debug, Parser)]
+#[command(name = "integrador", version, after_help = EXAMPLES)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct Cli {
+    /// Subcommand.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// libRastro traces of DECK programs (rastro-<node>-<thread>.rst)
+    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append)]
+    pub deck: Vec<String>,
+    /// libRastro event map (default: the built-in DECK map)
+    #[arg(long, value_name = "FILE")]
+    pub deck_map: Option<PathBuf>,
+    /// MPE logs (CLOG2 or legacy CLOG)
+    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append)]
+    pub mpi: Vec<String>,
+    /// MPI nodes file (MPICH machine-file syntax)
+    #[arg(long, value_name = "FILE")]
+    pub mpinodes: Option<PathBuf>,
+    /// Wall-clock start (epoch seconds) of an MPI run without an anchor
+    #[arg(long, value_name = "SECONDS")]
+    pub mpi_start: Option<String>,
+    /// Kernel scheduler traces: .os, ftrace text, trace-cmd report, perf script
+    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append)]
+    pub os: Vec<String>,
+    /// Override content detection of -os files
+    #[arg(long, value_name = "FORMAT")]
+    pub os_format: Option<OsFormat>,
+    /// Boot time (epoch seconds) of boot-relative traces without a marker
+    #[arg(long, value_name = "SECONDS")]
+    pub boot_epoch: Option<String>,
+    /// Ganglia data: .traced recordings (gmond XML, rrdtool dumps later)
+    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append)]
+    pub ganglia: Vec<String>,
+    /// Override content detection of -ganglia files
+    #[arg(long, value_name = "FORMAT")]
+    pub ganglia_format: Option<GangliaFormat>,
+    /// Collector host of Ganglia files that do not name one
+    #[arg(long, value_name = "HOST")]
+    pub ganglia_collector: Option<String>,
+    /// PCP archives: base names, any file of an archive, or globs
+    #[arg(long, value_name = "ARCHIVES", num_args = 1.., action = clap::ArgAction::Append)]
+    pub pcp: Vec<String>,
+    /// Keep PCP counters as raw values instead of rates
+    #[arg(long)]
+    pub pcp_raw: bool,
+    /// Clock-sync file written by rastro_timesync
+    #[arg(long, value_name = "FILE")]
+    pub sync: Option<PathBuf>,
+    /// Fit all sync lines per host (least squares) instead of first and last
+    #[arg(long)]
+    pub sync_fit: bool,
+    /// Hierarchy file (TOML); default: Grid > Cluster > Machine > Process > Thread
+    #[arg(long, value_name = "FILE")]
+    pub hierarchy: Option<PathBuf>,
+    /// The Pajé trace to write; `-` writes to standard output
+    #[arg(short = 'o', long, value_name = "FILE", required = true)]
+    pub output: Option<String>,
+    /// Write epoch seconds instead of times relative to the origin
+    #[arg(long)]
+    pub absolute_time: bool,
+    /// How far back in time a source may step and still be sorted
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration)]
+    pub reorder_window: i64,
+    /// No progress, no summary
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate a Pajé trace with pj_dump's rules; every finding with its line
+    Check {
+        /// The trace to check
+        file: PathBuf,
+    },
+}
+
+/// `--os-format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OsFormat {
+    /// The thesis' .os recording
+    Os,
+    /// tracefs `trace` text
+    Ftrace,
+    /// `trace-cmd report` text
+    TraceCmd,
+    /// `perf script` text
+    Perf,
+}
+
+/// `--ganglia-format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GangliaFormat {
+    /// The thesis' .traced recording
+    Traced,
+    /// gmond / gmetad XML
+    Xml,
+    /// rrdtool dump XML
+    Rrd,
+}
+
+/// Where the trace goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// Standard output.
+    Stdout,
+    /// A file, written under a temporary name and renamed at the end.
+    File(PathBuf),
+}
+
+/// The resolved configuration of an integration run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Kernel traces, globs expanded.
+    pub os: Vec<PathBuf>,
+    /// Ganglia files, globs expanded.
+    pub ganglia: Vec<PathBuf>,
+    /// Collector for Ganglia files that name none.
+    pub ganglia_collector: Option<String>,
+    /// Sync file.
+    pub sync: Option<PathBuf>,
+    /// Fit all sync lines.
+    pub sync_fit: bool,
+    /// Hierarchy file (None = built-in).
+    pub hierarchy: Option<PathBuf>,
+    /// Output.
+    pub output: Output,
+    /// Epoch seconds in the output.
+    pub absolute_time: bool,
+    /// Reorder window, ns.
+    pub reorder_window: i64,
+    /// No progress, no summary.
+    pub quiet: bool,
+}
+
+/// Rewrites the thesis' single-dash options to their `--` form. A word
+/// that starts with `-o` and is not one of those names is refused, so
+/// `-os` can never be read as `-o s` (cli.md).
+pub fn rewrite_thesis_options<I: IntoIterator<Item = OsString>>(args: I) -> Result<Vec<OsString>> {
+    let mut out = Vec::new();
+    let mut rest = false;
+    for (i, arg) in args.into_iter().enumerate() {
+        if i == 0 || rest {
+            out.push(arg);
+            continue;
+        }
+        let Some(s) = arg.to_str() else {
+            out.push(arg);
+            continue;
+        };
+        if s == "--" {
+            rest = true;
+        } else if let Some(name) = s.strip_prefix('-').filter(|n| THESIS_OPTIONS.contains(n)) {
+            out.push(OsString::from(format!("--{name}")));
+            continue;
+        } else if s.starts_with("-o") && s.len() > 2 {
+            return Err(Error::usage(format!("unknown option `{s}`; the output file is given as `-o FILE`")));
+        }
+        out.push(arg);
+    }
+    Ok(out)
+}
+
+impl Cli {
+    /// Expands globs and refuses options whose source is not built yet.
+    pub fn resolve(&self) -> Result<Config> {
+        let unsupported = |what: &str| Error::usage(format!("{what} is not supported yet by this build of integrador"));
+        if !self.deck.is_empty() || self.deck_map.is_some() {
+            return Err(unsupported("-deck (libRastro DECK traces)"));
+        }
+        if !self.mpi.is_empty() || self.mpinodes.is_some() || self.mpi_start.is_some() {
+            return Err(unsupported("-mpi (MPE CLOG2/CLOG logs)"));
+        }
+        if !self.pcp.is_empty() || self.pcp_raw {
+            return Err(unsupported("-pcp (Performance Co-Pilot archives)"));
+        }
+        if self.boot_epoch.is_some() {
+            return Err(unsupported("--boot-epoch (boot-relative ftrace/perf traces)"));
+        }
+        if let Some(f) = self.os_format.filter(|f| *f != OsFormat::Os) {
+            return Err(unsupported(&format!("--os-format {}", f.to_possible_value().map_or(String::new(), |v| v.get_name().to_string()))));
+        }
+        if let Some(f) = self.ganglia_format.filter(|f| *f != GangliaFormat::Traced) {
+            return Err(unsupported(&format!("--ganglia-format {}", f.to_possible_value().map_or(String::new(), |v| v.get_name().to_string()))));
+        }
+        let output = match self.output.as_deref() {
+            Some("-") => Output::Stdout,
+            Some(p) => Output::File(PathBuf::from(p)),
+            None => return Err(Error::usage("-o FILE is required")),
+        };
+        let os = expand(&self.os)?;
+        let ganglia = expand(&self.ganglia)?;
+        if os.is_empty() && ganglia.is_empty() {
+            return Err(Error::usage("no input: give at least one of -ganglia or -os (see --help)"));
+        }
+        Ok(Config {
+            os,
+            ganglia,
+            ganglia_collector: self.ganglia_collector.clone(),
+            sync: self.sync.clone(),
+            sync_fit: self.sync_fit,
+            hierarchy: self.hierarchy.clone(),
+            output,
+            absolute_time: self.absolute_time,
+            reorder_window: self.reorder_window,
+            quiet: self.quiet,
+        })
+    }
+}
+
+/// Expands the words of a file list: words with `*`, `?` or `[` are globs
+/// (integrador expands quoted globs itself, as the thesis' `-pcp pcp_*`),
+/// sorted, and must match something; other words are paths. A file named
+/// twice is read once.
+pub fn expand(words: &[String]) -> Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for w in words {
+        if w.contains(['*', '?', '[']) {
+            let paths = glob::glob(w).map_err(|e| Error::usage(format!("bad glob `{w}`: {e}")))?;
+            let mut matched: Vec<PathBuf> = Vec::new();
+            for p in paths {
+                matched.push(p.map_err(|e| Error::input(format!("{}: {}", e.path().display(), e.error())))?);
+            }
+            if matched.is_empty() {
+                return Err(Error::input(format!("`{w}` matches no file")));
+            }
+            matched.sort();
+            for p in matched {
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        } else {
+            let p = PathBuf::from(w);
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Parses `10ms`, `1s`, `250us`, `5ns`, `0` into nanoseconds.
+pub fn parse_duration(s: &str) -> std::result::Result<i64, String> {
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    let (num, unit) = s.split_at(digits);
+    let n: i64 = num.parse().map_err(|_| format!("`{s}`: expected a number with a unit, as 10ms"))?;
+    let scale = match unit {
+        "ns" => 1,
+        "us" | "µs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "" if n == 0 => 1,
+        _ => return Err(format!("`{s}`: the unit must be ns, us, ms or s")),
+    };
+    n.checked_mul(scale).ok_or_else(|| format!("`{s}` is too long"))
+}
+
+/// Formats nanoseconds for messages: `11ns`, `2.5ms`, `1.2s`.
+pub fn format_duration(ns: i64) -> String {
+    let abs = ns.unsigned_abs();
+    let (value, unit) = if abs >= 1_000_000_000 {
+        (ns as f64 / 1e9, "s")
+    } else if abs >= 1_000_000 {
+        (ns as f64 / 1e6, "ms")
+    } else if abs >= 1_000 {
+        (ns as f64 / 1e3, "us")
+    } else {
+        return format!("{ns}ns");
+    };
+    format!("{}{unit}", (value * 1000.0).round() / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Result<Vec<String>> {
+        let v = rewrite_thesis_options(std::iter::once("integrador").chain(words.iter().copied()).map(OsString::from))?;
+        Ok(v.into_iter().skip(1).map(|s| s.into_string().unwrap()).collect())
+    }
+
+    #[test]
+    fn thesis_options_become_gnu_ones() {
+        assert_eq!(
+            args(&["-ganglia", "g.traced", "-os", "a.os", "-output", "o.paje", "-o", "x"]).unwrap(),
+            vec!["--ganglia", "g.traced", "--os", "a.os", "--output", "o.paje", "-o", "x"]
+        );
+        assert_eq!(args(&["--", "-os"]).unwrap(), vec!["--", "-os"]);
+        assert!(args(&["-ofile.paje"]).is_err());
+    }
+
+    #[test]
+    fn file_lists_add_up() {
+        let a = args(&["-os", "a.os", "b.os", "-ganglia", "g", "-os", "c.os", "-o", "x"]).unwrap();
+        let cli = Cli::try_parse_from(std::iter::once("integrador".to_string()).chain(a)).unwrap();
+        assert_eq!(cli.os, vec!["a.os", "b.os", "c.os"]);
+        assert_eq!(cli.ganglia, vec!["g"]);
+        assert_eq!(cli.reorder_window, 10_000_000);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10ms"), Ok(10_000_000));
+        assert_eq!(parse_duration("2s"), Ok(2_000_000_000));
+        assert_eq!(parse_duration("0"), Ok(0));
+        assert!(parse_duration("10").is_err());
+        assert!(parse_duration("ms").is_err());
+        assert_eq!(format_duration(11), "11ns");
+        assert_eq!(format_duration(2_500_000), "2.5ms");
+    }
+
+    #[test]
+    fn unsupported_sources_are_usage_errors() {
+        let cli = Cli::try_parse_from(["integrador", "--mpi", "a.clog2", "-o", "x"]).unwrap();
+        let e = cli.resolve().unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message.contains("not supported yet"), "{e}");
+    }
+
+    #[test]
+    fn globs_must_match() {
+        let e = expand(&["/nonexistent-dir-xyz/*.os".to_string()]).unwrap_err();
+        assert_eq!(e.exit_code(), 1);
+    }
+}

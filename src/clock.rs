@@ -1,0 +1,290 @@
+//! Clock correction: maps a host's local time to the reference clock with
+//! the Maillet–Tron line of `specs/conventions.md` §1, exactly.
+//!
+//! `t_ref = t_o_ref + (t - t_o) * (t_n_ref - t_o_ref) / (t_n - t_o)`, with
+//! the product in i128 and the quotient floored (toward −∞, so times before
+//! `t_o` round the same way as times after it). Everything is nanoseconds;
+//! a microsecond sync file is scaled by 1000 first, which keeps the floor
+//! consistent: flooring nanoseconds and then microseconds equals flooring
+//! microseconds directly.
+
+use crate::error::{Error, Result};
+use crate::identity::HostIdentity;
+use integrador_timesync::{SyncFile, SyncRecord};
+use std::path::Path;
+
+const NS: i128 = 1_000_000_000;
+
+/// How one host's clock maps to the reference clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockMap {
+    /// Already on the reference clock.
+    Identity,
+    /// `t_ref = lo_ref + floor((t - lo) * num / den)`; an offset-only map
+    /// has `num == den`.
+    Linear {
+        /// Local time of the anchor point (ns).
+        lo: i64,
+        /// Reference time of the anchor point (ns).
+        lo_ref: i64,
+        /// Reference span (numerator of the slope).
+        num: i128,
+        /// Local span (denominator of the slope), always > 0.
+        den: i128,
+    },
+}
+
+impl ClockMap {
+    /// Maps a local time (ns) to the reference clock (ns), flooring.
+    pub fn map(&self, t: i64) -> i64 {
+        match *self {
+            ClockMap::Identity => t,
+            ClockMap::Linear { lo, lo_ref, num, den } => {
+                let delta = (i128::from(t) - i128::from(lo)) * num;
+                let mapped = i128::from(lo_ref) + delta.div_euclid(den);
+                // Saturate rather than wrap: a time 290 years away from the
+                // sync window is a broken input, reported elsewhere.
+                i64::try_from(mapped).unwrap_or(if mapped < 0 { i64::MIN } else { i64::MAX })
+            }
+        }
+    }
+
+    /// Offset (reference − local) at local time `t`, in ns.
+    pub fn offset_at(&self, t: i64) -> i64 {
+        self.map(t).saturating_sub(t)
+    }
+
+    /// Drift in parts per million: (local span − reference span) /
+    /// reference span; positive = the host's clock runs fast. For display.
+    pub fn drift_ppm(&self) -> f64 {
+        match *self {
+            ClockMap::Identity => 0.0,
+            ClockMap::Linear { num, den, .. } => (den - num) as f64 / num as f64 * 1e6,
+        }
+    }
+}
+
+/// The measurements of one host in a sync file, and its map.
+#[derive(Debug, Clone)]
+pub struct HostClock {
+    /// Host name as the sync file spells it.
+    pub host: String,
+    /// The map to the reference clock.
+    pub map: ClockMap,
+    /// Number of sync lines the map was computed from.
+    pub lines_used: usize,
+    /// Number of sync lines the file has for this host.
+    pub lines: usize,
+}
+
+/// All hosts of a sync file.
+#[derive(Debug, Clone)]
+pub struct SyncTable {
+    /// The reference host.
+    pub reference: String,
+    /// Per monitored host.
+    pub hosts: Vec<HostClock>,
+}
+
+/// How to use more than two lines per host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncFit {
+    /// The first and the last line (the thesis' rule).
+    #[default]
+    Endpoints,
+    /// A least-squares line through all of them.
+    LeastSquares,
+}
+
+impl SyncTable {
+    /// Builds the table from a decoded sync file.
+    pub fn from_file(path: &Path, file: &SyncFile, fit: SyncFit) -> Result<SyncTable> {
+        let scale = |ticks: i64| -> i64 {
+            let ns = i128::from(ticks) * NS / i128::from(file.ticks_per_second);
+            i64::try_from(ns).unwrap_or(i64::MAX)
+        };
+        let first = file.records.first().ok_or_else(|| Error::in_file(path, "no measurement line found"))?;
+        let reference = first.ref_host.clone();
+        let mut groups: Vec<(String, Vec<&SyncRecord>)> = Vec::new();
+        for r in &file.records {
+            if r.ref_host != reference {
+                return Err(Error::in_file(
+                    path,
+                    format!(
+                        "line {}: reference host `{}` differs from `{}` of line {}; one file has one reference clock",
+                        r.line, r.ref_host, reference, first.line
+                    ),
+                ));
+            }
+            match groups.iter_mut().find(|(h, _)| *h == r.host) {
+                Some((_, v)) => v.push(r),
+                None => groups.push((r.host.clone(), vec![r])),
+            }
+        }
+        let mut hosts = Vec::new();
+        for (host, recs) in groups {
+            let points: Vec<(i64, i64)> = recs.iter().map(|r| (scale(r.host_time), scale(r.ref_time))).collect();
+            let (map, used) = fit_points(&points, fit).map_err(|why| {
+                let lines: Vec<String> = recs.iter().map(|r| r.line.to_string()).collect();
+                Error::in_file(path, format!("host `{host}` (lines {}): {why}", lines.join(", ")))
+            })?;
+            hosts.push(HostClock { host, map, lines_used: used, lines: recs.len() });
+        }
+        Ok(SyncTable { reference, hosts })
+    }
+
+    /// The clock of `host`, matched with the identity rules. The reference
+    /// host maps by identity; `None` = the host is not in the file.
+    pub fn lookup(&self, host: &str, ids: &HostIdentity) -> Option<(ClockMap, &str)> {
+        if ids.same(host, &self.reference) {
+            return Some((ClockMap::Identity, &self.reference));
+        }
+        self.hosts.iter().find(|h| ids.same(host, &h.host)).map(|h| (h.map, h.host.as_str()))
+    }
+}
+
+/// Computes the map from (local, reference) points in file order.
+fn fit_points(points: &[(i64, i64)], fit: SyncFit) -> std::result::Result<(ClockMap, usize), String> {
+    let (Some(&(t_o, r_o)), Some(&(t_n, r_n))) = (points.first(), points.last()) else {
+        return Err("no measurement".into());
+    };
+    if points.len() == 1 {
+        return Ok((ClockMap::Linear { lo: t_o, lo_ref: r_o, num: 1, den: 1 }, 1));
+    }
+    if fit == SyncFit::LeastSquares && points.len() > 2 {
+        return least_squares(points).map(|m| (m, points.len()));
+    }
+    let den = i128::from(t_n) - i128::from(t_o);
+    let num = i128::from(r_n) - i128::from(r_o);
+    if den <= 0 {
+        return Err("the last measurement's host time is not later than the first's".into());
+    }
+    if num <= 0 {
+        return Err("the last measurement's reference time is not later than the first's".into());
+    }
+    Ok((ClockMap::Linear { lo: t_o, lo_ref: r_o, num, den }, 2))
+}
+
+/// Least-squares line through all points, as an exact map through a point
+/// near the centroid. Sums are taken relative to the first point so that
+/// i128 holds them; the slope fraction is then reduced to < 2^50 so the map
+/// stays in i128 for any time, which bounds its relative error by 1e-15
+/// (under 1 ns over 11 days).
+fn least_squares(points: &[(i64, i64)]) -> std::result::Result<ClockMap, String> {
+    let (x0, y0) = points.first().copied().ok_or("no measurement")?;
+    let n = points.len() as i128;
+    let (mut sx, mut sy, mut sxx, mut sxy) = (0i128, 0i128, 0i128, 0i128);
+    for &(x, y) in points {
+        let (x, y) = (i128::from(x) - i128::from(x0), i128::from(y) - i128::from(y0));
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+    }
+    let mut num = n * sxy - sx * sy;
+    let mut den = n * sxx - sx * sx;
+    if den <= 0 {
+        return Err("all measurements have the same host time".into());
+    }
+    if num <= 0 {
+        return Err("the reference clock does not advance with the host clock".into());
+    }
+    while den >= 1 << 50 {
+        num >>= 1;
+        den >>= 1;
+    }
+    // Anchor at x_c = floor(mean x); y_c = mean y + slope * (x_c - mean x).
+    let xc = sx.div_euclid(n);
+    let yc = (sy * den + num * (n * xc - sx)).div_euclid(n * den);
+    let lo = i64::try_from(i128::from(x0) + xc).map_err(|_| "time out of range")?;
+    let lo_ref = i64::try_from(i128::from(y0) + yc).map_err(|_| "time out of range")?;
+    Ok(ClockMap::Linear { lo, lo_ref, num, den })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str, fit: SyncFit) -> SyncTable {
+        let f = integrador_timesync::read(text.as_bytes()).unwrap();
+        SyncTable::from_file(Path::new("t.sync"), &f, fit).unwrap()
+    }
+
+    const THESIS: &str = "1 paple 1094221332965040 paple01 1094222792354177
+2 paple 1094221333154618 paple02 1094222263029626
+3 paple 1094221333343677 paple03 1094222084364163
+4 paple 1094221333497292 paple04 1094221463236745
+5 paple 1094221337489491 paple01 1094222796878767
+6 paple 1094221337621866 paple02 1094222267496840
+7 paple 1094221337752345 paple03 1094222088772874
+8 paple 1094221337966650 paple04 1094221467706105
+";
+
+    /// Maps a microsecond time through the nanosecond map and floors back.
+    fn map_us(t: &SyncTable, host: &str, us: i64) -> i64 {
+        let (m, _) = t.lookup(host, &HostIdentity::default()).unwrap();
+        m.map(us * 1000).div_euclid(1000)
+    }
+
+    #[test]
+    fn thesis_worked_example() {
+        let t = table(THESIS, SyncFit::Endpoints);
+        assert_eq!(t.reference, "paple");
+        assert_eq!(map_us(&t, "paple03", 1094222084364200), 1094221333343713);
+    }
+
+    #[test]
+    fn floor_goes_toward_minus_infinity_before_t_o() {
+        let t = table(THESIS, SyncFit::Endpoints);
+        assert_eq!(map_us(&t, "paple03", 1094222083364163), 1094221332343686);
+        assert_eq!(map_us(&t, "paple01", 1094222791354177), 1094221331965070);
+    }
+
+    #[test]
+    fn reference_host_maps_by_identity_and_unknown_is_none() {
+        let t = table(THESIS, SyncFit::Endpoints);
+        assert_eq!(t.lookup("paple", &HostIdentity::default()).unwrap().0, ClockMap::Identity);
+        assert!(t.lookup("athlon01", &HostIdentity::default()).is_none());
+        // The short-name rule finds paple03 under its qualified name.
+        assert!(t.lookup("paple03.lsc.ufsm.br", &HostIdentity::default()).is_some());
+    }
+
+    #[test]
+    fn drift_sign_and_size() {
+        let t = table(THESIS, SyncFit::Endpoints);
+        let (m, _) = t.lookup("paple03", &HostIdentity::default()).unwrap();
+        assert!((m.drift_ppm() - 9.754).abs() < 0.001, "{}", m.drift_ppm());
+    }
+
+    #[test]
+    fn single_line_is_offset_only() {
+        let t = table("r 1000 a 5000\n", SyncFit::Endpoints);
+        let (m, _) = t.lookup("a", &HostIdentity::default()).unwrap();
+        assert_eq!(m.map(6_000_000), 2_000_000);
+    }
+
+    #[test]
+    fn least_squares_agrees_with_endpoints_on_a_true_line() {
+        // Host runs 100 ppm fast with offset 7 s; every point on the line.
+        let mut text = String::new();
+        for i in 0..5i64 {
+            let local = 1_000_000_000 + i * 1_000_000;
+            let reference = local - 7_000_000 - i * 100;
+            text.push_str(&format!("r {reference} h {local}\n"));
+        }
+        let a = table(&text, SyncFit::Endpoints);
+        let b = table(&text, SyncFit::LeastSquares);
+        for t in [1_000_000_000i64, 1_002_500_000, 1_004_000_000, 1_010_000_000] {
+            let ma = a.lookup("h", &HostIdentity::default()).unwrap().0.map(t * 1000);
+            let mb = b.lookup("h", &HostIdentity::default()).unwrap().0.map(t * 1000);
+            assert!((ma - mb).abs() <= 1, "{t}: {ma} vs {mb}");
+        }
+    }
+
+    #[test]
+    fn backwards_measurements_are_refused() {
+        let f = integrador_timesync::read("r 10 a 50\nr 20 a 40\n".as_bytes()).unwrap();
+        let e = SyncTable::from_file(Path::new("s"), &f, SyncFit::Endpoints).unwrap_err();
+        assert!(e.message.contains("lines 1, 2"), "{e}");
+    }
+}

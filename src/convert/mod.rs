@@ -1,0 +1,6 @@
+//! Converters: records of one decoder crate → model events, following the
+//! thesis' event-mapping tables (appendix C). Each converter is one
+//! [`EventSource`](crate::source::EventSource).
+
+pub mod ganglia;
+pub mod os;

@@ -1,0 +1,127 @@
+//! Kernel `.os` recording → OS states (thesis table C.7: TASK_RUNNING and
+//! TASK_INTERRUPTIBLE become `PajeSetState` on the task's OS row).
+//!
+//! A task is a Process container under its Machine, or a Thread under its
+//! Process when a `# thread <tid> <pid>` header line says so
+//! (conventions.md §3). Times are on the described host's clock.
+
+use crate::clock::ClockMap;
+use crate::error::{Error, Result};
+use crate::hierarchy::Role;
+use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
+use crate::registry::Registry;
+use crate::source::{EventSource, Reorder, SourceStats};
+use integrador_sched::{OsKind, OsReader};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+/// An `.os` file as an event source.
+pub struct OsSource {
+    path: PathBuf,
+    reader: OsReader<BufReader<File>>,
+    machine: ContainerId,
+    thread_of: HashMap<u32, u32>,
+    rows: HashMap<u32, (ContainerId, ValueId, ValueId, TypeId)>,
+    clock: ClockMap,
+    reorder: Reorder<Op>,
+    done: bool,
+    stats: SourceStats,
+}
+
+/// The host an `.os` file describes: its `# host` line, else the file stem.
+pub fn host_of(path: &Path, header_host: Option<&str>) -> String {
+    header_host.map(str::to_string).unwrap_or_else(|| {
+        path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    })
+}
+
+impl OsSource {
+    /// Opens `path`; `clock_of` gives the host's clock, `None` = uncorrected.
+    pub fn open(
+        path: &Path,
+        window: i64,
+        reg: &mut Registry,
+        clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+    ) -> Result<OsSource> {
+        let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
+        let reader = OsReader::new(BufReader::with_capacity(1 << 16, file)).map_err(|e| Error::in_file(path, e))?;
+        if reg.level_type(Role::Process).is_none() {
+            return Err(Error::usage(format!(
+                "{}: kernel traces need a container type with role `process` in the hierarchy ({})",
+                path.display(),
+                reg.hierarchy.origin
+            )));
+        }
+        let host = host_of(path, reader.header().host.as_deref());
+        if host.is_empty() {
+            return Err(Error::in_file(path, "no host name: add a `# host <name>` line"));
+        }
+        let machine = reg.machine(&host, None);
+        let thread_of = reader.header().threads.iter().map(|&(t, p)| (t, p)).collect();
+        let clock = clock_of(&host);
+        Ok(OsSource {
+            path: path.to_path_buf(),
+            reader,
+            machine,
+            thread_of,
+            rows: HashMap::new(),
+            clock: clock.unwrap_or(ClockMap::Identity),
+            reorder: Reorder::new(window),
+            done: false,
+            stats: SourceStats { kind: "os", path: path.to_path_buf(), clock_host: Some(host), clock, ..SourceStats::default() },
+        })
+    }
+
+    fn row(&mut self, reg: &mut Registry, task: u32) -> (ContainerId, ValueId, ValueId, TypeId) {
+        if let Some(&r) = self.rows.get(&task) {
+            return r;
+        }
+        // The loader checked that a process level exists, so these resolve.
+        let container = match self.thread_of.get(&task) {
+            Some(&pid) if pid != task => reg.thread(self.machine, pid, task),
+            _ => reg.process(self.machine, task),
+        }
+        .unwrap_or(self.machine);
+        let parent_type = reg.container(container).ty;
+        let os = reg.hierarchy.os.clone();
+        let ty = reg.state_type(parent_type, &os.state_name);
+        let running = reg.value_of(ty, "running", &os.running);
+        let blocked = reg.value_of(ty, "blocked", &os.blocked);
+        let r = (container, running, blocked, ty);
+        self.rows.insert(task, r);
+        r
+    }
+}
+
+impl EventSource for OsSource {
+    fn next_event(&mut self, reg: &mut Registry) -> Result<Option<Event>> {
+        loop {
+            let ready = if self.done { self.reorder.pop_any() } else { self.reorder.pop_ready() };
+            if let Some((t, op)) = ready {
+                self.stats.events += 1;
+                return Ok(Some(Event { time: self.clock.map(t), op }));
+            }
+            if self.done {
+                self.stats.reordered = self.reorder.reordered;
+                return Ok(None);
+            }
+            let Some(rec) = self.reader.next_record().map_err(|e| Error::in_file(&self.path, e))? else {
+                self.done = true;
+                continue;
+            };
+            self.stats.records += 1;
+            let (Some(pid), true) = (rec.pid, rec.kind != OsKind::Time) else {
+                continue;
+            };
+            let (container, running, blocked, ty) = self.row(reg, pid);
+            let value = if rec.kind == OsKind::Unblock { running } else { blocked };
+            self.reorder.push(&self.path, rec.line, rec.time_ns, Op::SetState { container, ty, value })?;
+        }
+    }
+
+    fn stats(&self) -> &SourceStats {
+        &self.stats
+    }
+}

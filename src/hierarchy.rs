@@ -1,0 +1,513 @@
+//! The hierarchy file (`-hierarchy`): the modern form of the thesis' plist
+//! files (section 4.2.3). It declares the container types and their nesting,
+//! which source feeds which level, host identity rules, the host → cluster
+//! assignment of multi-domain grids, and display names and colors.
+//! The schema is documented in `hierarchies/README.md`.
+//!
+//! Every semantic error (undefined type, duplicate definition, bad color)
+//! cites the TOML line; syntax and unknown-key errors come from the `toml`
+//! crate with their span and are given the same one-line form.
+
+use crate::error::{Error, Result};
+use crate::identity::HostIdentity;
+use crate::clock::SyncFit;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use toml::Spanned;
+
+/// The built-in default hierarchy (also shipped as `hierarchies/default.toml`).
+pub const DEFAULT_TOML: &str = include_str!("../hierarchies/default.toml");
+
+/// What a container type stands for; the unifier creates containers by role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// A grid of administrative domains.
+    Grid,
+    /// A cluster (one Ganglia cluster, one domain).
+    Cluster,
+    /// A machine (host).
+    Machine,
+    /// An OS process (or an MPI rank, once unified with it).
+    Process,
+    /// A thread of a process.
+    Thread,
+}
+
+impl Role {
+    /// The role's name as written in the file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Grid => "grid",
+            Role::Cluster => "cluster",
+            Role::Machine => "machine",
+            Role::Process => "process",
+            Role::Thread => "thread",
+        }
+    }
+}
+
+/// One level of the container hierarchy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Level {
+    /// Type name as shown in Pajé.
+    pub name: String,
+    /// What it stands for.
+    pub role: Role,
+}
+
+/// Display name and color of a state value or variable type.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Display {
+    /// Name shown instead of the source's own.
+    pub name: Option<String>,
+    /// Pajé color, `"r g b"` with components in 0..1.
+    pub color: Option<String>,
+}
+
+/// Per-file settings of a Ganglia recording.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GangliaFile {
+    /// Collector host whose clock stamped the file.
+    pub collector: Option<String>,
+    /// Cluster of the file's hosts.
+    pub cluster: Option<String>,
+}
+
+/// The `[ganglia]` section.
+#[derive(Debug, Clone, Default)]
+pub struct GangliaConfig {
+    /// Defaults for every file.
+    pub defaults: GangliaFile,
+    /// Per file, keyed by file name (the last path component).
+    pub files: HashMap<String, GangliaFile>,
+    /// Display of metrics, keyed by Ganglia metric name.
+    pub metrics: HashMap<String, Display>,
+}
+
+/// The `[os]` section.
+#[derive(Debug, Clone)]
+pub struct OsConfig {
+    /// Name of the OS state type.
+    pub state_name: String,
+    /// Display of the `running` value.
+    pub running: Display,
+    /// Display of the `blocked` value.
+    pub blocked: Display,
+}
+
+/// A loaded, validated hierarchy.
+#[derive(Debug, Clone)]
+pub struct Hierarchy {
+    /// Where it came from (a path, or "built-in default").
+    pub origin: String,
+    /// Container levels from the root down.
+    pub levels: Vec<Level>,
+    /// Name of the Grid container.
+    pub grid_name: String,
+    /// Cluster of hosts that nothing else assigns.
+    pub default_cluster: String,
+    /// Host identity rules.
+    pub identity: HostIdentity,
+    /// Host → cluster assignment, in file order.
+    pub clusters: Vec<(String, Vec<String>)>,
+    /// How sync lines are used.
+    pub sync_fit: SyncFit,
+    /// Ganglia settings.
+    pub ganglia: GangliaConfig,
+    /// Kernel trace settings.
+    pub os: OsConfig,
+    /// Non-fatal remarks (sections of sources not built yet).
+    pub warnings: Vec<String>,
+}
+
+impl Hierarchy {
+    /// The level index of a role, if the hierarchy has it.
+    pub fn level_of(&self, role: Role) -> Option<usize> {
+        self.levels.iter().position(|l| l.role == role)
+    }
+
+    /// The cluster the hierarchy assigns `host` to.
+    pub fn cluster_of(&self, host: &str) -> Option<&str> {
+        self.clusters
+            .iter()
+            .find(|(_, hosts)| hosts.iter().any(|h| self.identity.same(h, host)))
+            .map(|(c, _)| c.as_str())
+    }
+
+    /// Loads the built-in default.
+    pub fn builtin() -> Hierarchy {
+        // The default is compiled in and covered by a test; failing here is
+        // a build defect, not an input problem.
+        #[allow(clippy::expect_used)]
+        parse(DEFAULT_TOML, "built-in default").expect("the built-in hierarchy is valid")
+    }
+
+    /// Loads a hierarchy file.
+    pub fn load(path: &Path) -> Result<Hierarchy> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::in_file(path, e))?;
+        parse(&text, &path.display().to_string())
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    container: Vec<RawContainer>,
+    #[serde(default)]
+    grid: RawGrid,
+    #[serde(default)]
+    hosts: RawHosts,
+    #[serde(default)]
+    clusters: BTreeMap<String, Vec<Spanned<String>>>,
+    #[serde(default)]
+    sync: RawSync,
+    #[serde(default)]
+    ganglia: RawGanglia,
+    #[serde(default)]
+    os: RawOs,
+    deck: Option<Spanned<toml::Table>>,
+    mpi: Option<Spanned<toml::Table>>,
+    pcp: Option<Spanned<toml::Table>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawContainer {
+    name: Spanned<String>,
+    parent: Option<Spanned<String>>,
+    role: Spanned<Role>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawGrid {
+    name: Option<String>,
+    default_cluster: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHosts {
+    #[serde(default = "yes")]
+    short_names: bool,
+    #[serde(default)]
+    aliases: Vec<Vec<Spanned<String>>>,
+}
+
+impl Default for RawHosts {
+    fn default() -> Self {
+        RawHosts { short_names: true, aliases: Vec::new() }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSync {
+    fit: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawGanglia {
+    level: Option<Spanned<String>>,
+    collector: Option<String>,
+    cluster: Option<String>,
+    #[serde(default)]
+    files: BTreeMap<String, RawGangliaFile>,
+    #[serde(default)]
+    metrics: BTreeMap<String, RawDisplay>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawGangliaFile {
+    collector: Option<String>,
+    cluster: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawDisplay {
+    name: Option<String>,
+    color: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawOs {
+    level: Option<Spanned<String>>,
+    state_name: Option<String>,
+    #[serde(default)]
+    values: RawOsValues,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawOsValues {
+    running: Option<RawDisplay>,
+    blocked: Option<RawDisplay>,
+}
+
+/// Parses and validates a hierarchy; `origin` names it in messages.
+pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
+    let line_of = |offset: usize| text.get(..offset).map_or(0, |s| s.matches('\n').count()) + 1;
+    let at = |offset: usize, what: String| Error::input(format!("{origin}: line {}: {what}", line_of(offset)));
+    let raw: RawFile = toml::from_str(text).map_err(|e| {
+        let msg = e.message().trim().replace('\n', " ");
+        match e.span() {
+            Some(span) => at(span.start, msg),
+            None => Error::input(format!("{origin}: {msg}")),
+        }
+    })?;
+
+    // Container types: unique names, defined parents, one type per role,
+    // roles nested in their natural order, one chain from the root.
+    let mut by_name: HashMap<&str, &RawContainer> = HashMap::new();
+    for c in &raw.container {
+        if let Some(first) = by_name.insert(c.name.get_ref().as_str(), c) {
+            return Err(at(
+                c.name.span().start,
+                format!("container type `{}` is defined twice (first at line {})", c.name.get_ref(), line_of(first.name.span().start)),
+            ));
+        }
+        if c.name.get_ref().is_empty() || c.name.get_ref() == "0" {
+            return Err(at(c.name.span().start, "a container type needs a name other than `\"\"` and `0`".into()));
+        }
+    }
+    let mut by_role: HashMap<Role, &RawContainer> = HashMap::new();
+    for c in &raw.container {
+        if let Some(first) = by_role.insert(*c.role.get_ref(), c) {
+            return Err(at(
+                c.role.span().start,
+                format!(
+                    "role `{}` is given to `{}` and to `{}` (line {}); each role belongs to one type",
+                    c.role.get_ref().as_str(),
+                    c.name.get_ref(),
+                    first.name.get_ref(),
+                    line_of(first.name.span().start)
+                ),
+            ));
+        }
+        if let Some(p) = &c.parent {
+            let Some(parent) = by_name.get(p.get_ref().as_str()) else {
+                return Err(at(p.span().start, format!("parent `{}` of `{}` is not a defined container type", p.get_ref(), c.name.get_ref())));
+            };
+            if parent.role.get_ref() >= c.role.get_ref() {
+                return Err(at(
+                    p.span().start,
+                    format!(
+                        "`{}` ({}) cannot be inside `{}` ({}): the order is grid > cluster > machine > process > thread",
+                        c.name.get_ref(),
+                        c.role.get_ref().as_str(),
+                        parent.name.get_ref(),
+                        parent.role.get_ref().as_str()
+                    ),
+                ));
+            }
+        }
+    }
+    let mut sorted: Vec<&RawContainer> = raw.container.iter().collect();
+    sorted.sort_by_key(|c| *c.role.get_ref());
+    for (i, c) in sorted.iter().enumerate() {
+        let expected = if i == 0 { None } else { sorted.get(i - 1).map(|p| p.name.get_ref().as_str()) };
+        let actual = c.parent.as_ref().map(|p| p.get_ref().as_str());
+        if actual != expected {
+            let span = c.parent.as_ref().map_or(c.name.span().start, |p| p.span().start);
+            return Err(at(
+                span,
+                match expected {
+                    Some(e) => format!("`{}` must have parent `{e}`, the next level up in this hierarchy", c.name.get_ref()),
+                    None => format!("`{}` is the top level and takes no parent", c.name.get_ref()),
+                },
+            ));
+        }
+    }
+    let levels: Vec<Level> = sorted.iter().map(|c| Level { name: c.name.get_ref().clone(), role: *c.role.get_ref() }).collect();
+    if !levels.iter().any(|l| l.role == Role::Machine) {
+        return Err(Error::input(format!("{origin}: no container type has role `machine`; every source places its data under machines")));
+    }
+    let has = |role: Role| levels.iter().any(|l| l.role == role);
+
+    let check_level = |lvl: &Option<Spanned<String>>, role: Role, section: &str| -> Result<()> {
+        if let Some(l) = lvl {
+            match by_name.get(l.get_ref().as_str()) {
+                None => return Err(at(l.span().start, format!("[{section}] level `{}` is not a defined container type", l.get_ref()))),
+                Some(c) if *c.role.get_ref() != role => {
+                    return Err(at(
+                        l.span().start,
+                        format!("[{section}] level `{}` has role `{}`; {section} data goes on a `{}` type", l.get_ref(), c.role.get_ref().as_str(), role.as_str()),
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    };
+    check_level(&raw.ganglia.level, Role::Machine, "ganglia")?;
+    check_level(&raw.os.level, Role::Process, "os")?;
+
+    // Host identity: a name in two alias lists is ambiguous.
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for group in &raw.hosts.aliases {
+        for name in group {
+            if let Some(first) = seen.insert(name.get_ref().as_str(), name.span().start) {
+                return Err(at(name.span().start, format!("host `{}` is in two alias lists (first at line {})", name.get_ref(), line_of(first))));
+            }
+        }
+    }
+    let identity = HostIdentity::new(
+        raw.hosts.aliases.iter().map(|g| g.iter().map(|n| n.get_ref().clone()).collect()).collect(),
+        raw.hosts.short_names,
+    );
+
+    // Clusters: a host in two clusters is ambiguous; clusters need a level.
+    let mut clusters = Vec::new();
+    let mut assigned: Vec<(&Spanned<String>, &str)> = Vec::new();
+    for (cluster, hosts) in &raw.clusters {
+        if let Some(first) = hosts.first() {
+            if !has(Role::Cluster) {
+                return Err(at(first.span().start, format!("[clusters] assigns hosts to `{cluster}` but no container type has role `cluster`")));
+            }
+        }
+        for h in hosts {
+            if let Some((other, c)) = assigned.iter().find(|(o, _)| identity.same(o.get_ref(), h.get_ref())) {
+                return Err(at(
+                    h.span().start,
+                    format!("host `{}` is assigned to `{cluster}` and, as `{}` (line {}), to `{c}`", h.get_ref(), other.get_ref(), line_of(other.span().start)),
+                ));
+            }
+            assigned.push((h, cluster.as_str()));
+        }
+        clusters.push((cluster.clone(), hosts.iter().map(|h| h.get_ref().clone()).collect()));
+    }
+
+    let sync_fit = match &raw.sync.fit {
+        None => SyncFit::Endpoints,
+        Some(f) => match f.get_ref().as_str() {
+            "endpoints" => SyncFit::Endpoints,
+            "least-squares" => SyncFit::LeastSquares,
+            other => return Err(at(f.span().start, format!("[sync] fit `{other}`: expected `endpoints` or `least-squares`"))),
+        },
+    };
+
+    let display = |d: &RawDisplay| -> Result<Display> {
+        if let Some(c) = &d.color {
+            if !valid_color(c.get_ref()) {
+                return Err(at(c.span().start, format!("color `{}`: expected three or four numbers in 0..1, as \"1 0.5 0\"", c.get_ref())));
+            }
+        }
+        Ok(Display { name: d.name.clone(), color: d.color.as_ref().map(|c| c.get_ref().clone()) })
+    };
+    let mut metrics = HashMap::new();
+    for (m, d) in &raw.ganglia.metrics {
+        metrics.insert(m.clone(), display(d)?);
+    }
+    let ganglia = GangliaConfig {
+        defaults: GangliaFile { collector: raw.ganglia.collector.clone(), cluster: raw.ganglia.cluster.clone() },
+        files: raw
+            .ganglia
+            .files
+            .iter()
+            .map(|(k, v)| (k.clone(), GangliaFile { collector: v.collector.clone(), cluster: v.cluster.clone() }))
+            .collect(),
+        metrics,
+    };
+    let os = OsConfig {
+        state_name: raw.os.state_name.clone().unwrap_or_else(|| "OS state".to_string()),
+        running: raw.os.values.running.as_ref().map(display).transpose()?.unwrap_or_default(),
+        blocked: raw.os.values.blocked.as_ref().map(display).transpose()?.unwrap_or_default(),
+    };
+
+    let mut warnings = Vec::new();
+    for (name, section) in [("deck", &raw.deck), ("mpi", &raw.mpi), ("pcp", &raw.pcp)] {
+        if let Some(s) = section {
+            warnings.push(format!(
+                "{origin}: line {}: section [{name}] is for a source this build cannot read yet; it is kept for later and has no effect",
+                line_of(s.span().start)
+            ));
+        }
+    }
+
+    Ok(Hierarchy {
+        origin: origin.to_string(),
+        levels,
+        grid_name: raw.grid.name.unwrap_or_else(|| "grid".to_string()),
+        default_cluster: raw.grid.default_cluster.unwrap_or_else(|| "cluster".to_string()),
+        identity,
+        clusters,
+        sync_fit,
+        ganglia,
+        os,
+        warnings,
+    })
+}
+
+/// A Pajé color as we write it: 3 or 4 numbers in 0..1.
+pub fn valid_color(c: &str) -> bool {
+    let parts: Vec<&str> = c.split_whitespace().collect();
+    (parts.len() == 3 || parts.len() == 4)
+        && parts.iter().all(|p| p.parse::<f64>().is_ok_and(|v| (0.0..=1.0).contains(&v)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        parse(text, "h.toml").unwrap_err().message
+    }
+
+    const BASE: &str = "[[container]]\nname = \"Cluster\"\nrole = \"cluster\"\n\n[[container]]\nname = \"Machine\"\nparent = \"Cluster\"\nrole = \"machine\"\n";
+
+    #[test]
+    fn builtin_default_loads() {
+        let h = Hierarchy::builtin();
+        let roles: Vec<Role> = h.levels.iter().map(|l| l.role).collect();
+        assert_eq!(roles, vec![Role::Grid, Role::Cluster, Role::Machine, Role::Process, Role::Thread]);
+        assert!(h.warnings.is_empty());
+    }
+
+    #[test]
+    fn minimal_file() {
+        let h = parse(BASE, "h.toml").unwrap();
+        assert_eq!(h.level_of(Role::Machine), Some(1));
+        assert_eq!(h.level_of(Role::Grid), None);
+    }
+
+    #[test]
+    fn errors_cite_lines() {
+        assert_eq!(err(&format!("{BASE}nme = 1\n")), "h.toml: line 9: unknown field `nme`, expected one of `name`, `parent`, `role`");
+        assert_eq!(err(&format!("bogus = 1\n{BASE}")), "h.toml: line 1: unknown field `bogus`, expected one of `container`, `grid`, `hosts`, `clusters`, `sync`, `ganglia`, `os`, `deck`, `mpi`, `pcp`");
+        assert!(err(&format!("{BASE}[[container]]\nname = \"Machine\"\nrole = \"process\"\n")).starts_with("h.toml: line 11: container type `Machine` is defined twice (first at line 6)"));
+        assert!(err("[[container]]\nname = \"M\"\nrole = \"machine\"\nparent = \"Nope\"\n").starts_with("h.toml: line 4: parent `Nope`"));
+        assert!(err(&format!("{BASE}[ganglia]\nlevel = \"Host\"\n")).starts_with("h.toml: line 10: [ganglia] level `Host` is not a defined"));
+        assert!(err(&format!("{BASE}[os.values.running]\ncolor = \"2 0 0\"\n")).starts_with("h.toml: line 10: color `2 0 0`"));
+        assert!(err(&format!("{BASE}[hosts]\naliases = [[\"a\", \"b\"], [\"b\", \"c\"]]\n")).starts_with("h.toml: line 10: host `b` is in two alias lists"));
+        assert!(err("[[container]]\nname = \"M\"\nrole = \"machin\"\n").starts_with("h.toml: line 3: unknown variant `machin`"));
+        assert!(err("[[container]\n").starts_with("h.toml: line 1:"));
+        assert!(err("[[container]]\nname = \"P\"\nrole = \"process\"\n").contains("no container type has role `machine`"));
+        assert!(err(&format!("{BASE}[clusters]\nx = [\"n1\"]\ny = [\"n1.example\"]\n")).starts_with("h.toml: line 12: host `n1.example` is assigned to `y`"));
+    }
+
+    #[test]
+    fn nesting_order_is_enforced() {
+        let text = "[[container]]\nname = \"M\"\nrole = \"machine\"\n[[container]]\nname = \"C\"\nrole = \"cluster\"\nparent = \"M\"\n";
+        assert!(err(text).starts_with("h.toml: line 7: `C` (cluster) cannot be inside `M` (machine)"));
+        let skip = "[[container]]\nname = \"G\"\nrole = \"grid\"\n[[container]]\nname = \"C\"\nrole = \"cluster\"\nparent = \"G\"\n[[container]]\nname = \"M\"\nrole = \"machine\"\nparent = \"G\"\n";
+        assert!(err(skip).starts_with("h.toml: line 11: `M` must have parent `C`"));
+    }
+
+    #[test]
+    fn sections_of_future_sources_load_with_a_warning() {
+        let h = parse(&format!("{BASE}[mpi]\nanything = 1\n"), "h.toml").unwrap();
+        assert_eq!(h.warnings.len(), 1);
+        assert!(h.warnings[0].contains("line 9: section [mpi]"), "{:?}", h.warnings);
+    }
+}

@@ -1,0 +1,107 @@
+//! Host identity rules: when two host names are the same machine.
+//!
+//! Monitors disagree on names: Ganglia reports `node01.cluster.example`, a
+//! PCP archive label says `node01`, a sync file may use an address. Two names
+//! are one host when an alias list of the hierarchy puts them together, or
+//! (unless the hierarchy turns it off) when one is the short form of the
+//! other (`node01` = `node01.cluster.example`). Two different fully
+//! qualified names are never one host by that rule, so `node01.a.example`
+//! and `node01.b.example` of two domains stay apart.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+/// The identity rules of a run.
+#[derive(Debug, Clone)]
+pub struct HostIdentity {
+    groups: Vec<Vec<String>>,
+    group_of: HashMap<String, usize>,
+    short_names: bool,
+}
+
+impl Default for HostIdentity {
+    fn default() -> Self {
+        HostIdentity { groups: Vec::new(), group_of: HashMap::new(), short_names: true }
+    }
+}
+
+impl HostIdentity {
+    /// Rules from alias lists (each list names one host) and the
+    /// short-name switch. A name in two lists is an error for the caller to
+    /// report; here the first list wins.
+    pub fn new(groups: Vec<Vec<String>>, short_names: bool) -> Self {
+        let mut group_of = HashMap::new();
+        for (i, g) in groups.iter().enumerate() {
+            for name in g {
+                group_of.entry(name.clone()).or_insert(i);
+            }
+        }
+        HostIdentity { groups, group_of, short_names }
+    }
+
+    /// The alias list `name` belongs to, if any.
+    pub fn aliases(&self, name: &str) -> Option<&[String]> {
+        self.group_of.get(name).and_then(|&i| self.groups.get(i)).map(Vec::as_slice)
+    }
+
+    /// The preferred display name: the first entry of its alias list, else
+    /// the name itself.
+    pub fn preferred<'a>(&'a self, name: &'a str) -> &'a str {
+        self.aliases(name).and_then(|g| g.first()).map_or(name, String::as_str)
+    }
+
+    /// Whether `a` and `b` name the same host.
+    pub fn same(&self, a: &str, b: &str) -> bool {
+        if a == b {
+            return true;
+        }
+        let single_a = [a.to_string()];
+        let single_b = [b.to_string()];
+        let forms_a = self.aliases(a).unwrap_or(&single_a);
+        let forms_b = self.aliases(b).unwrap_or(&single_b);
+        forms_a.iter().any(|x| {
+            forms_b
+                .iter()
+                .any(|y| x == y || (self.short_names && (is_short_of(x, y) || is_short_of(y, x))))
+        })
+    }
+}
+
+/// `short` is the first label of the fully qualified name `fqdn`.
+fn is_short_of(short: &str, fqdn: &str) -> bool {
+    !short.contains('.')
+        && fqdn.len() > short.len() + 1
+        && fqdn.starts_with(short)
+        && fqdn.as_bytes().get(short.len()) == Some(&b'.')
+        && fqdn.parse::<IpAddr>().is_err()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_and_qualified_forms() {
+        let ids = HostIdentity::default();
+        assert!(ids.same("node01", "node01.cluster.example"));
+        assert!(ids.same("node01.cluster.example", "node01"));
+        assert!(!ids.same("node01.a.example", "node01.b.example"));
+        assert!(!ids.same("node01", "node011.cluster.example"));
+        assert!(!ids.same("10", "10.0.0.1"));
+        let off = HostIdentity::new(vec![], false);
+        assert!(!off.same("node01", "node01.cluster.example"));
+    }
+
+    #[test]
+    fn alias_lists() {
+        let ids = HostIdentity::new(
+            vec![vec!["athlon01.lsc.ufsm.br".into(), "athlon01".into(), "10.0.0.1".into()]],
+            false,
+        );
+        assert!(ids.same("10.0.0.1", "athlon01"));
+        assert!(ids.same("athlon01.lsc.ufsm.br", "10.0.0.1"));
+        assert!(!ids.same("10.0.0.2", "athlon01"));
+        assert_eq!(ids.preferred("10.0.0.1"), "athlon01.lsc.ufsm.br");
+        assert_eq!(ids.preferred("other"), "other");
+    }
+}

@@ -1,0 +1,20 @@
+//! integrador: integrates monitoring data from independent collectors into
+//! one Pajé trace (L. M. Schnorr, 2005). Data flows one way:
+//! decode (`sources/` crates) → clock sync ([`clock`]) → unify
+//! ([`registry`], [`hierarchy`]) → convert ([`convert`]) → merge ([`merge`])
+//! → write ([`paje::writer`]).
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod clock;
+pub mod convert;
+pub mod error;
+pub mod hierarchy;
+pub mod identity;
+pub mod merge;
+pub mod model;
+pub mod paje;
+pub mod registry;
+pub mod run;
+pub mod source;
+pub mod summary;

@@ -1,0 +1,782 @@
+//! `integrador check`: replays a Pajé trace with the rules of PajeNG 1.3.6
+//! (`specs/paje.md`, and PajeNG's `PajeEventDecoder.cc`,
+//! `PajeSimulator.cc`, `PajeContainer.cc`) and reports every finding with
+//! its line, where pj_dump stops at the first.
+//!
+//! Errors are what pj_dump rejects; warnings are what it accepts but is
+//! suspect (cli.md). After an error the offending line has no effect and
+//! the replay goes on, so later findings may follow from earlier ones.
+//!
+//! Memory is bounded by the number of types, containers, open states and
+//! pending links, not by the length of the trace: only the last entity of
+//! each (container, type) is kept, which is all pj_dump's order check reads.
+
+use super::{EventKind, Field, FIELD_TYPES};
+use std::collections::{HashMap, HashSet};
+use std::io::BufRead;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// pj_dump rejects the trace.
+    Error,
+    /// pj_dump accepts it, but something is suspect.
+    Warning,
+}
+
+/// One finding.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// 1-based line (0 = end of file).
+    pub line: u64,
+    /// Error or warning.
+    pub severity: Severity,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The result of a check.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Findings in line order (at most [`MAX_FINDINGS`]).
+    pub findings: Vec<Finding>,
+    /// Errors found, including those not stored.
+    pub errors: u64,
+    /// Warnings found, including those not stored.
+    pub warnings: u64,
+    /// Lines read.
+    pub lines: u64,
+    /// Event lines replayed.
+    pub events: u64,
+}
+
+/// Findings kept in memory; the counts go on past it.
+pub const MAX_FINDINGS: usize = 10_000;
+
+impl Report {
+    fn add(&mut self, line: u64, severity: Severity, message: String) {
+        match severity {
+            Severity::Error => self.errors += 1,
+            Severity::Warning => self.warnings += 1,
+        }
+        if self.findings.len() < MAX_FINDINGS {
+            self.findings.push(Finding { line, severity, message });
+        }
+    }
+
+    /// Whether pj_dump would accept the trace.
+    pub fn accepted(&self) -> bool {
+        self.errors == 0
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Nature {
+    Container,
+    State,
+    Variable,
+    Event,
+    Link { start: usize, end: usize },
+}
+
+struct TypeInfo {
+    nature: Nature,
+    parent: Option<usize>,
+    name: String,
+    values: HashMap<String, usize>,
+    next_value: usize,
+}
+
+#[derive(Default)]
+struct Row {
+    /// Start and end (None = open) of the last entity of this row.
+    last: Option<(f64, Option<f64>)>,
+    last_serial: u64,
+    /// Open states: (serial, start).
+    stack: Vec<u64>,
+    serial: u64,
+    has_variable: bool,
+    /// Pending link halves by key: (value, is start half).
+    pending: HashMap<String, usize>,
+    used_keys: HashSet<String>,
+}
+
+struct ContainerInfo {
+    ty: usize,
+    name: String,
+    destroyed: bool,
+    end_time: f64,
+    children: Vec<usize>,
+    rows: HashMap<usize, Row>,
+}
+
+enum Slot {
+    Known(Field),
+    Extra,
+}
+
+struct Definition {
+    kind: EventKind,
+    slots: Vec<Slot>,
+}
+
+struct Checker {
+    report: Report,
+    defs: HashMap<String, Definition>,
+    in_def: Option<(String, Definition, u64)>,
+    types: Vec<TypeInfo>,
+    type_ids: HashMap<String, usize>,
+    containers: Vec<ContainerInfo>,
+    container_ids: HashMap<String, usize>,
+    last_time: Option<f64>,
+    seen_event: bool,
+    warned_decrease: bool,
+    warned_after_destroy: bool,
+}
+
+/// Checks a whole trace.
+pub fn check<R: BufRead>(mut input: R) -> std::io::Result<Report> {
+    let mut c = Checker::new();
+    let mut buf = Vec::with_capacity(256);
+    loop {
+        buf.clear();
+        if input.read_until(b'\n', &mut buf)? == 0 {
+            break;
+        }
+        c.report.lines += 1;
+        let line = c.report.lines;
+        c.line(line, &buf);
+    }
+    c.finish();
+    Ok(c.report)
+}
+
+/// PajeNG 1.3.6 `break_line`: whitespace-separated words, `"` starts a
+/// string only at a word start, `#` outside a string ends the line, at most
+/// 20 words. Quirk kept: the character right after an opening quote is
+/// never examined, so `""` opens a string that runs to the next quote.
+fn tokenize(line: &[u8]) -> (Vec<&[u8]>, usize, bool) {
+    let mut words: Vec<&[u8]> = Vec::new();
+    let mut dropped = 0;
+    let mut comment = false;
+    let n = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
+    let mut add = |w: &'_ [u8], words: &mut Vec<&[u8]>| {
+        let _ = w;
+        if words.len() < 20 {
+            true
+        } else {
+            dropped += 1;
+            false
+        }
+    };
+    let (mut i, mut start) = (0, 0);
+    let (mut in_word, mut in_string) = (false, false);
+    while i < n {
+        let c = line.get(i).copied().unwrap_or(b'\n');
+        if in_string {
+            if c == b'"' {
+                if add(b"", &mut words) {
+                    words.push(line.get(start..i).unwrap_or(b""));
+                }
+                in_string = false;
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'#' {
+            comment = true;
+            break;
+        }
+        let space = c.is_ascii_whitespace() || c == 0x0b;
+        if in_word && space {
+            if add(b"", &mut words) {
+                words.push(line.get(start..i).unwrap_or(b""));
+            }
+            in_word = false;
+        } else if !in_word && !space {
+            if c == b'"' {
+                in_string = true;
+                start = i + 1;
+                i += 2;
+                continue;
+            }
+            in_word = true;
+            start = i;
+        }
+        i += 1;
+    }
+    if (in_word || in_string) && add(b"", &mut words) {
+        words.push(line.get(start..n.max(start)).unwrap_or(b""));
+    }
+    (words, dropped, comment)
+}
+
+/// boost::spirit `double_` on a prefix, as pj_dump reads times and values:
+/// the longest numeric prefix, or `None` when there is none.
+fn parse_double(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    let mut end = 0;
+    let mut best = None;
+    while end < b.len() {
+        end += 1;
+        if let Some(prefix) = s.get(..end) {
+            if let Ok(v) = prefix.parse::<f64>() {
+                if !prefix.ends_with(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E') || v.is_finite() {
+                    best = Some(v);
+                }
+            }
+        }
+    }
+    best
+}
+
+impl Checker {
+    fn new() -> Checker {
+        let root_type = TypeInfo { nature: Nature::Container, parent: None, name: "0".into(), values: HashMap::new(), next_value: 0 };
+        let root = ContainerInfo {
+            ty: 0,
+            name: "0".into(),
+            destroyed: false,
+            end_time: 0.0,
+            children: Vec::new(),
+            rows: HashMap::new(),
+        };
+        Checker {
+            report: Report::default(),
+            defs: HashMap::new(),
+            in_def: None,
+            types: vec![root_type],
+            type_ids: HashMap::from([("0".to_string(), 0)]),
+            containers: vec![root],
+            container_ids: HashMap::from([("0".to_string(), 0)]),
+            last_time: None,
+            seen_event: false,
+            warned_decrease: false,
+            warned_after_destroy: false,
+        }
+    }
+
+    fn error(&mut self, line: u64, msg: String) {
+        self.report.add(line, Severity::Error, msg);
+    }
+
+    fn warn(&mut self, line: u64, msg: String) {
+        self.report.add(line, Severity::Warning, msg);
+    }
+
+    fn line(&mut self, line: u64, bytes: &[u8]) {
+        let (words, dropped, comment) = tokenize(bytes);
+        let words: Vec<String> = words.iter().map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+        if comment && self.seen_event {
+            self.warn(line, "comment after the first event line (ViTE warns on every comment)".into());
+        }
+        if dropped > 0 {
+            self.warn(line, format!("more than 20 fields: pj_dump drops the last {dropped}"));
+        }
+        let Some(first) = words.first() else { return };
+        if first.starts_with('%') {
+            self.definition_line(line, &words);
+        } else {
+            self.seen_event = true;
+            self.event_line(line, &words);
+        }
+    }
+
+    fn definition_line(&mut self, line: u64, w: &[String]) {
+        let first = w.first().map(String::as_str).unwrap_or("%");
+        let mut n = 1;
+        let key = match first.get(1..) {
+            Some("") | None => {
+                n = 2;
+                w.get(1).map(String::as_str).unwrap_or("")
+            }
+            Some(k) => k,
+        };
+        match self.in_def.take() {
+            None => {
+                if key != "EventDef" || w.len() != n + 2 {
+                    return self.error(line, "`%EventDef <event name> <event id>` expected".into());
+                }
+                let (name, id) = (w[n].clone(), w[n + 1].clone());
+                if self.defs.contains_key(&id) {
+                    return self.error(line, format!("redefinition of event id `{id}`"));
+                }
+                let Some(kind) = EventKind::from_name(&name) else {
+                    return self.error(line, format!("unknown event name `{name}`"));
+                };
+                self.in_def = Some((id, Definition { kind, slots: vec![Slot::Known(Field::Event)] }, line));
+            }
+            Some((id, mut def, start)) => {
+                if key == "EndEventDef" {
+                    let missing: Vec<&str> = def
+                        .kind
+                        .obligatory()
+                        .iter()
+                        .filter(|f| !def.slots.iter().any(|s| matches!(s, Slot::Known(k) if k == *f)))
+                        .map(|f| f.name())
+                        .collect();
+                    if !missing.is_empty() {
+                        self.error(line, format!("definition of {} (line {start}) lacks field(s) {}", def.kind.name(), missing.join(", ")));
+                    } else {
+                        self.defs.insert(id, def);
+                    }
+                    return;
+                }
+                let Some(ty) = w.get(n) else {
+                    self.error(line, format!("field `{key}` has no type"));
+                    self.in_def = Some((id, def, start));
+                    return;
+                };
+                if !FIELD_TYPES.contains(&ty.as_str()) {
+                    self.error(line, format!("field type `{ty}` is not one of {}", FIELD_TYPES.join(", ")));
+                } else {
+                    match Field::from_name(key) {
+                        Some(f) if def.slots.iter().any(|s| matches!(s, Slot::Known(k) if *k == f)) => {
+                            self.error(line, format!("field `{key}` is defined twice"));
+                        }
+                        Some(f) => def.slots.push(Slot::Known(f)),
+                        None => def.slots.push(Slot::Extra),
+                    }
+                }
+                self.in_def = Some((id, def, start));
+            }
+        }
+    }
+
+    fn event_line(&mut self, line: u64, w: &[String]) {
+        let Some(id) = w.first() else { return };
+        let Some(def) = self.defs.get(id) else {
+            return self.error(line, format!("event id `{id}` has not been defined"));
+        };
+        let kind = def.kind;
+        let slots: Vec<Option<Field>> = def.slots.iter().map(|s| if let Slot::Known(f) = s { Some(*f) } else { None }).collect();
+        if w.len() < slots.len() {
+            let need = slots.len();
+            return self.error(line, format!("{} needs {need} fields, the line has {} (pj_dump aborts)", kind.name(), w.len()));
+        }
+        if w.len() > slots.len() {
+            let need = slots.len();
+            self.warn(line, format!("{} has {need} fields, the line has {}: pj_dump complains and ignores the rest", kind.name(), w.len()));
+        }
+        let get = |f: Field| -> String {
+            slots
+                .iter()
+                .position(|s| *s == Some(f))
+                .and_then(|i| w.get(i))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let fields = Fields {
+            time: get(Field::Time),
+            name: get(Field::Name),
+            ty: get(Field::Type),
+            container: get(Field::Container),
+            start_type: get(Field::StartContainerType),
+            end_type: get(Field::EndContainerType),
+            start_container: get(Field::StartContainer),
+            end_container: get(Field::EndContainer),
+            value: get(Field::Value),
+            key: get(Field::Key),
+            alias: get(Field::Alias),
+            color: get(Field::Color),
+        };
+        self.report.events += 1;
+        let has_time = slots.contains(&Some(Field::Time));
+        let mut time = 0.0;
+        if has_time {
+            time = match parse_double(&fields.time) {
+                Some(t) => t,
+                None => {
+                    self.warn(line, format!("time `{}` is not a number; pj_dump reads garbage or 0", fields.time));
+                    0.0
+                }
+            };
+            if time < 0.0 {
+                self.warn(line, format!("negative time {}", fields.time));
+            }
+            if let Some(last) = self.last_time {
+                if time < last && !self.warned_decrease {
+                    self.warned_decrease = true;
+                    self.warn(line, format!("time {} is earlier than the previous line's {last}: pj_dump closes the trace at the last line's time", fields.time));
+                }
+            }
+            self.last_time = Some(time);
+        }
+        if let Err(msg) = self.apply(kind, &fields, time, line) {
+            self.error(line, msg);
+        }
+    }
+
+    fn type_id(&self, id: &str) -> Result<usize, String> {
+        self.type_ids.get(id).copied().ok_or_else(|| format!("unknown type `{id}`"))
+    }
+
+    fn container_id(&self, id: &str, what: &str) -> Result<usize, String> {
+        self.container_ids.get(id).copied().ok_or_else(|| format!("unknown {what}container `{id}`"))
+    }
+
+    fn define_type(&mut self, f: &Fields, nature: Nature, what: &str) -> Result<(), String> {
+        let parent = self.type_id(&f.ty).map_err(|_| format!("unknown container type `{}`", f.ty))?;
+        if self.types[parent].nature != Nature::Container {
+            return Err(format!("`{}` is not a container type", f.ty));
+        }
+        if nature == Nature::Container && f.name == "0" {
+            return Err("the type name `0` is reserved".into());
+        }
+        let ident = if f.alias.is_empty() { f.name.clone() } else { f.alias.clone() };
+        if self.type_ids.contains_key(&ident) {
+            return Err(format!("{what} type `{ident}` already defined"));
+        }
+        if !f.color.is_empty() && !color_ok(&f.color) {
+            return Err(format!("cannot understand color `{}`", f.color));
+        }
+        self.types.push(TypeInfo { nature, parent: Some(parent), name: f.name.clone(), values: HashMap::new(), next_value: 0 });
+        self.type_ids.insert(ident, self.types.len() - 1);
+        Ok(())
+    }
+
+    fn value_of(&mut self, ty: usize, ident: &str) -> usize {
+        let t = &mut self.types[ty];
+        if let Some(&v) = t.values.get(ident) {
+            return v;
+        }
+        let v = t.next_value;
+        t.next_value += 1;
+        t.values.insert(ident.to_string(), v);
+        v
+    }
+
+    /// The common checks of events on a container: the container, the type,
+    /// its nature and its parent type.
+    fn target(&self, f: &Fields, nature: fn(Nature) -> bool, what: &str) -> Result<(usize, usize), String> {
+        let c = self.container_id(&f.container, "")?;
+        let t = self.type_id(&f.ty)?;
+        if !nature(self.types[t].nature) {
+            return Err(format!("type `{}` is not a{what} type", f.ty));
+        }
+        if self.types[t].parent != Some(self.containers[c].ty) {
+            return Err(format!(
+                "type `{}` is not a child type of container type `{}` of `{}`",
+                self.types[t].name, self.types[self.containers[c].ty].name, f.container
+            ));
+        }
+        Ok((c, t))
+    }
+
+    fn apply(&mut self, kind: EventKind, f: &Fields, time: f64, line: u64) -> Result<(), String> {
+        use EventKind::*;
+        match kind {
+            DefineContainerType => self.define_type(f, Nature::Container, "container"),
+            DefineStateType => self.define_type(f, Nature::State, "state"),
+            DefineVariableType => self.define_type(f, Nature::Variable, "variable"),
+            DefineEventType => self.define_type(f, Nature::Event, "event"),
+            DefineLinkType => {
+                let start = self.type_id(&f.start_type).map_err(|_| format!("unknown start container type `{}`", f.start_type))?;
+                let end = self.type_id(&f.end_type).map_err(|_| format!("unknown end container type `{}`", f.end_type))?;
+                self.define_type(f, Nature::Link { start, end }, "link")
+            }
+            DefineEntityValue => {
+                let t = self.type_id(&f.ty)?;
+                match self.types[t].nature {
+                    Nature::Container => return Err(format!("cannot define value `{}` for container type `{}`", f.name, f.ty)),
+                    Nature::Variable => return Err(format!("cannot define value `{}` for variable type `{}`", f.name, f.ty)),
+                    _ => {}
+                }
+                let ty = &self.types[t];
+                for ident in [&f.alias, &f.name] {
+                    if !ident.is_empty() && ty.values.contains_key(ident.as_str()) {
+                        return Err(format!("value `{ident}` of type `{}` is defined twice", f.ty));
+                    }
+                }
+                if !f.color.is_empty() && !color_ok(&f.color) {
+                    return Err(format!("cannot understand color `{}`", f.color));
+                }
+                let v = self.value_of(t, if f.alias.is_empty() { &f.name } else { &f.alias });
+                self.types[t].values.insert(f.name.clone(), v);
+                Ok(())
+            }
+            CreateContainer => {
+                let ident = if f.alias.is_empty() { f.name.clone() } else { f.alias.clone() };
+                if ident == "0" {
+                    return Err("the container name `0` is reserved".into());
+                }
+                let t = self.type_id(&f.ty).map_err(|_| format!("unknown container type `{}`", f.ty))?;
+                if self.types[t].nature != Nature::Container {
+                    return Err(format!("`{}` is not a container type", f.ty));
+                }
+                let p = self.container_id(&f.container, "")?;
+                if self.types[t].parent != Some(self.containers[p].ty) {
+                    return Err(format!(
+                        "container type `{}` is not a child type of `{}`, the type of `{}`",
+                        self.types[t].name, self.types[self.containers[p].ty].name, f.container
+                    ));
+                }
+                if self.container_ids.contains_key(&ident) {
+                    return Err(format!("container `{ident}` already exists"));
+                }
+                self.containers.push(ContainerInfo {
+                    ty: t,
+                    name: f.name.clone(),
+                    destroyed: false,
+                    end_time: time,
+                    children: Vec::new(),
+                    rows: HashMap::new(),
+                });
+                let id = self.containers.len() - 1;
+                self.containers[p].children.push(id);
+                self.container_ids.insert(ident, id);
+                Ok(())
+            }
+            DestroyContainer => {
+                let t = self.type_id(&f.ty).map_err(|_| format!("unknown container type `{}`", f.ty))?;
+                let c = self.container_id(&f.name, "")?;
+                if self.containers[c].ty != t {
+                    return Err(format!("container `{}` is not of type `{}`", f.name, f.ty));
+                }
+                if time < self.containers[c].end_time {
+                    return Err(format!("container `{}` is destroyed at {time}, before its last event at {}", f.name, self.containers[c].end_time));
+                }
+                if self.containers[c].destroyed {
+                    self.warn(line, format!("container `{}` is destroyed twice", f.name));
+                    return Ok(());
+                }
+                self.destroy(c, time)
+            }
+            NewEvent | SetState | PushState | PopState | ResetState | SetVariable | AddVariable | SubVariable => {
+                let (nature, what): (fn(Nature) -> bool, &str) = match kind {
+                    NewEvent => (|n| n == Nature::Event, "n event"),
+                    SetVariable | AddVariable | SubVariable => (|n| n == Nature::Variable, " variable"),
+                    _ => (|n| n == Nature::State, " state"),
+                };
+                let (c, t) = self.target(f, nature, what)?;
+                let value = match kind {
+                    NewEvent | SetState | PushState => Some(self.value_of(t, &f.value)),
+                    _ => None,
+                };
+                let _ = value;
+                if kind == SetVariable || kind == AddVariable || kind == SubVariable {
+                    if parse_double(&f.value).is_none() {
+                        self.warn(line, format!("value `{}` is not a number; pj_dump reads it as 0", f.value));
+                    }
+                }
+                if self.skip_destroyed(c, line) {
+                    return Ok(());
+                }
+                let row = self.containers[c].rows.entry(t).or_default();
+                row_event(row, kind, time)?;
+                self.containers[c].end_time = time;
+                Ok(())
+            }
+            StartLink | EndLink => {
+                let (c, t) = self.target(f, |n| matches!(n, Nature::Link { .. }), " link")?;
+                let (other_name, which) = if kind == StartLink { (&f.start_container, "start ") } else { (&f.end_container, "end ") };
+                let other = self.container_id(other_name, which)?;
+                let Nature::Link { start, end } = self.types[t].nature else { return Ok(()) };
+                let expected = if kind == StartLink { start } else { end };
+                if self.containers[other].ty != expected {
+                    return Err(format!(
+                        "container `{other_name}` has type `{}`, but link type `{}` {}s at `{}`",
+                        self.types[self.containers[other].ty].name,
+                        self.types[t].name,
+                        if kind == StartLink { "start" } else { "end" },
+                        self.types[expected].name
+                    ));
+                }
+                let value = self.value_of(t, &f.value);
+                if self.skip_destroyed(c, line) {
+                    return Ok(());
+                }
+                let row = self.containers[c].rows.entry(t).or_default();
+                if row.used_keys.contains(&f.key) {
+                    return Err(format!("link key `{}` was already used in this container and type", f.key));
+                }
+                match row.pending.remove(&f.key) {
+                    None => {
+                        row.pending.insert(f.key.clone(), value * 2 + usize::from(kind == StartLink));
+                    }
+                    Some(other_half) => {
+                        if other_half / 2 != value {
+                            return Err(format!("link `{}`: value `{}` differs from the other half's", f.key, f.value));
+                        }
+                        if (other_half % 2 == 1) == (kind == StartLink) {
+                            // Two starts (or two ends) with one key: pj_dump
+                            // completes the pending half with this one.
+                        }
+                        check_order(row, time)?;
+                        row.serial += 1;
+                        row.last = Some((time, Some(time)));
+                        row.last_serial = row.serial;
+                        row.used_keys.insert(f.key.clone());
+                    }
+                }
+                self.containers[c].end_time = time;
+                Ok(())
+            }
+            TraceFile => Ok(()),
+        }
+    }
+
+    fn skip_destroyed(&mut self, c: usize, line: u64) -> bool {
+        if self.containers[c].destroyed {
+            if !self.warned_after_destroy {
+                self.warned_after_destroy = true;
+                self.warn(line, format!("event in container `{}` after its destruction: pj_dump ignores it", self.containers[c].name));
+            }
+            return true;
+        }
+        false
+    }
+
+    fn destroy(&mut self, c: usize, time: f64) -> Result<(), String> {
+        let mut stack = vec![c];
+        let mut result = Ok(());
+        while let Some(x) = stack.pop() {
+            if self.containers[x].destroyed {
+                continue;
+            }
+            self.containers[x].destroyed = true;
+            let pending: usize = self.containers[x].rows.values().map(|r| r.pending.len()).sum();
+            if pending > 0 && result.is_ok() {
+                result = Err(format!("incomplete links at the end of container `{}` ({pending} unmatched)", self.containers[x].name));
+            }
+            self.containers[x].rows.clear();
+            self.containers[x].end_time = time;
+            stack.extend(self.containers[x].children.iter().copied());
+        }
+        result
+    }
+
+    fn finish(&mut self) {
+        if let Some((_, def, start)) = self.in_def.take() {
+            self.error(start, format!("definition of {} is not closed by %EndEventDef", def.kind.name()));
+        }
+        let end = self.last_time.unwrap_or(0.0);
+        let roots: Vec<usize> = self.containers[0].children.clone();
+        for c in roots {
+            if let Err(msg) = self.destroy(c, end) {
+                self.error(0, format!("at end of file: {msg}"));
+            }
+        }
+    }
+}
+
+struct Fields {
+    time: String,
+    name: String,
+    ty: String,
+    container: String,
+    start_type: String,
+    end_type: String,
+    start_container: String,
+    end_container: String,
+    value: String,
+    key: String,
+    alias: String,
+    color: String,
+}
+
+/// PajeContainer::checkTimeOrder: nothing may start before the last entity
+/// of its row starts or ends.
+fn check_order(row: &Row, time: f64) -> Result<(), String> {
+    if let Some((start, end)) = row.last {
+        if start > time || end.is_some_and(|e| e > time) {
+            return Err(format!("trace is not time-ordered: {time} is before the last entity of this container and type ({})", end.map_or(start, |e| e.max(start))));
+        }
+    }
+    Ok(())
+}
+
+fn row_event(row: &mut Row, kind: EventKind, time: f64) -> Result<(), String> {
+    use EventKind::*;
+    match kind {
+        NewEvent => {
+            check_order(row, time)?;
+            row.serial += 1;
+            row.last = Some((time, Some(time)));
+            row.last_serial = row.serial;
+        }
+        SetState | PushState | PopState | ResetState => {
+            check_order(row, time)?;
+            if kind == SetState || kind == ResetState {
+                if row.stack.contains(&row.last_serial) {
+                    if let Some((s, _)) = row.last {
+                        row.last = Some((s, Some(time)));
+                    }
+                }
+                row.stack.clear();
+            }
+            if kind == PopState {
+                let Some(top) = row.stack.pop() else {
+                    return Err("pop of a state that has no value".into());
+                };
+                if top == row.last_serial {
+                    if let Some((s, _)) = row.last {
+                        row.last = Some((s, Some(time)));
+                    }
+                }
+            }
+            if kind == SetState || kind == PushState {
+                row.serial += 1;
+                row.stack.push(row.serial);
+                row.last = Some((time, None));
+                row.last_serial = row.serial;
+            }
+        }
+        SetVariable | AddVariable | SubVariable => {
+            if kind != SetVariable && !row.has_variable {
+                return Err(format!("{} on a variable that has no value yet", kind.name()));
+            }
+            if let Some((start, _)) = row.last {
+                check_order(row, time)?;
+                if start == time {
+                    return Ok(());
+                }
+            }
+            row.has_variable = true;
+            row.serial += 1;
+            row.last = Some((time, None));
+            row.last_serial = row.serial;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// PajeSimulator::getColor: 3 or 4 numbers separated by spaces or commas,
+/// or a 6-digit hex color.
+fn color_ok(c: &str) -> bool {
+    let parts: Vec<&str> = c.split([' ', ',']).filter(|p| !p.is_empty()).collect();
+    if parts.len() == 3 || parts.len() == 4 {
+        return true;
+    }
+    c.len() == 6 && c.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        tokenize(s.as_bytes()).0.iter().map(|w| String::from_utf8_lossy(w).into_owned()).collect()
+    }
+
+    #[test]
+    fn tokenizer_follows_pajeng() {
+        assert_eq!(words("6 0.5 t1 0 \"node one\" c1\n"), vec!["6", "0.5", "t1", "0", "node one", "c1"]);
+        assert_eq!(words("a # comment\n"), vec!["a"]);
+        assert_eq!(words("a \"x # y\" b"), vec!["a", "x # y", "b"]);
+        assert_eq!(words("\"\" b\" c"), vec!["\" b", "c"]);
+        assert_eq!(words("\t a\tb \r\n"), vec!["a", "b"]);
+        let many = (0..25).map(|i| i.to_string()).collect::<Vec<_>>().join(" ");
+        let (w, dropped, _) = tokenize(many.as_bytes());
+        assert_eq!((w.len(), dropped), (20, 5));
+    }
+
+    #[test]
+    fn doubles_read_like_spirit() {
+        assert_eq!(parse_double("1.5"), Some(1.5));
+        assert_eq!(parse_double("2abc"), Some(2.0));
+        assert_eq!(parse_double("1e3"), Some(1000.0));
+        assert_eq!(parse_double("abc"), None);
+    }
+}

@@ -1,0 +1,340 @@
+//! Writes the unified trace in the Pajé format, following the writer rules
+//! of `specs/paje.md`:
+//! - the whole `%EventDef` header first, preceded only by `# origin`;
+//! - aliases (`t<n>`, `c<n>`, `v<n>`) as every identifier, so no identifier
+//!   ever needs quotes; human names are quoted only when they contain
+//!   whitespace or `#`, are never empty and never contain `"`;
+//! - a field that may be quoted is never last (PajeNG 1.3.9 joins lines
+//!   after a quoted last token), so every definition ends with `Alias` or a
+//!   plain identifier;
+//! - types before containers, containers before their first use (declared
+//!   lazily, in the order events need them), every container destroyed at
+//!   the end, children before parents;
+//! - times are written relative to the origin with 9 decimals from integer
+//!   nanoseconds, so they are exact.
+
+use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
+use crate::registry::{Registry, TypeKind};
+use crate::paje::EventKind;
+use std::io::{self, Write};
+
+/// The header: event ids are the index in this table.
+const HEADER: [(EventKind, &[(&str, &str)]); 9] = [
+    (EventKind::DefineContainerType, &[("Type", "string"), ("Name", "string"), ("Alias", "string")]),
+    (EventKind::DefineStateType, &[("Type", "string"), ("Name", "string"), ("Alias", "string")]),
+    (
+        EventKind::DefineVariableType,
+        &[("Type", "string"), ("Name", "string"), ("Color", "color"), ("Alias", "string")],
+    ),
+    (
+        EventKind::DefineEntityValue,
+        &[("Type", "string"), ("Name", "string"), ("Color", "color"), ("Alias", "string")],
+    ),
+    (
+        EventKind::CreateContainer,
+        &[("Time", "date"), ("Type", "string"), ("Container", "string"), ("Name", "string"), ("Alias", "string")],
+    ),
+    (EventKind::DestroyContainer, &[("Time", "date"), ("Type", "string"), ("Name", "string")]),
+    (
+        EventKind::SetVariable,
+        &[("Time", "date"), ("Container", "string"), ("Type", "string"), ("Value", "double")],
+    ),
+    (
+        EventKind::SetState,
+        &[("Time", "date"), ("Container", "string"), ("Type", "string"), ("Value", "string")],
+    ),
+    (EventKind::NewEvent, &[("Time", "date"), ("Container", "string"), ("Type", "string"), ("Value", "string")]),
+];
+
+fn id_of(kind: EventKind) -> u32 {
+    HEADER.iter().position(|(k, _)| *k == kind).map_or(0, |i| i as u32)
+}
+
+/// Colors of state values that the hierarchy does not color.
+const VALUE_PALETTE: [&str; 6] = ["0.65 0.81 0.89", "0.7 0.87 0.54", "0.98 0.6 0.6", "0.99 0.75 0.44", "0.79 0.7 0.84", "1 1 0.6"];
+
+/// What the writer wrote, for the summary.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteStats {
+    /// Lines written.
+    pub lines: u64,
+    /// Model events written (not counting declarations).
+    pub events: u64,
+    /// Containers created.
+    pub containers: u64,
+    /// Variable changes written.
+    pub variables: u64,
+    /// State changes written.
+    pub states: u64,
+    /// Time of the last event (ns, reference clock).
+    pub last_time: Option<i64>,
+}
+
+/// A streaming Pajé writer.
+pub struct PajeWriter<W: Write> {
+    out: W,
+    origin: i64,
+    absolute: bool,
+    line: Vec<u8>,
+    created: Vec<ContainerId>,
+    values_declared: u32,
+    stats: WriteStats,
+}
+
+impl<W: Write> PajeWriter<W> {
+    /// Writes the header. `origin` is T0 in ns (cli.md: the earliest time
+    /// floored to a second); with `absolute`, times are epoch seconds.
+    pub fn new(mut out: W, origin: i64, absolute: bool) -> io::Result<Self> {
+        let mut head = Vec::with_capacity(2048);
+        writeln!(head, "# origin {}", origin.div_euclid(1_000_000_000))?;
+        for (i, (kind, fields)) in HEADER.iter().enumerate() {
+            writeln!(head, "%EventDef {} {i}", kind.name())?;
+            for (name, ty) in *fields {
+                writeln!(head, "%       {name} {ty}")?;
+            }
+            writeln!(head, "%EndEventDef")?;
+        }
+        out.write_all(&head)?;
+        let lines = head.iter().filter(|&&b| b == b'\n').count() as u64;
+        Ok(PajeWriter {
+            out,
+            origin,
+            absolute,
+            line: Vec::with_capacity(256),
+            created: Vec::new(),
+            values_declared: 0,
+            stats: WriteStats { lines, ..WriteStats::default() },
+        })
+    }
+
+    /// Counts so far.
+    pub fn stats(&self) -> WriteStats {
+        self.stats
+    }
+
+    /// Writes one event, declaring first whatever it refers to.
+    pub fn write_event(&mut self, reg: &mut Registry, ev: &Event) -> io::Result<()> {
+        debug_assert!(self.stats.last_time.map_or(true, |t| t <= ev.time), "merge order broken");
+        self.stats.last_time = Some(ev.time);
+        self.stats.events += 1;
+        match ev.op {
+            Op::SetVariable { container, ty, value } => {
+                self.create_container(reg, container, ev.time)?;
+                self.declare_type(reg, ty)?;
+                self.begin(EventKind::SetVariable);
+                self.time(ev.time);
+                self.ident('c', container.0);
+                self.ident('t', ty.0);
+                self.double(value);
+                self.stats.variables += 1;
+            }
+            Op::SetState { container, ty, value } => {
+                self.create_container(reg, container, ev.time)?;
+                self.declare_value(reg, value)?;
+                self.begin(EventKind::SetState);
+                self.time(ev.time);
+                self.ident('c', container.0);
+                self.ident('t', ty.0);
+                self.ident('v', value.0);
+                self.stats.states += 1;
+            }
+        }
+        self.end()
+    }
+
+    /// Destroys every container at the last event's time, children first,
+    /// and flushes. Returns the output and the counts.
+    pub fn finish(mut self, reg: &Registry) -> io::Result<(W, WriteStats)> {
+        if let Some(end) = self.stats.last_time {
+            // Children are always created after their parents, so the
+            // reverse creation order destroys children first.
+            for c in std::mem::take(&mut self.created).into_iter().rev() {
+                self.begin(EventKind::DestroyContainer);
+                self.time(end);
+                self.ident('t', reg.container(c).ty.0);
+                self.ident('c', c.0);
+                self.end()?;
+            }
+        }
+        self.out.flush()?;
+        Ok((self.out, self.stats))
+    }
+
+    fn declare_type(&mut self, reg: &mut Registry, ty: TypeId) -> io::Result<()> {
+        if reg.type_def(ty).declared {
+            return Ok(());
+        }
+        let def = reg.type_def(ty).clone();
+        if let Some(p) = def.parent {
+            self.declare_type(reg, p)?;
+        }
+        let kind = match def.kind {
+            TypeKind::Container => EventKind::DefineContainerType,
+            TypeKind::State => EventKind::DefineStateType,
+            TypeKind::Variable => EventKind::DefineVariableType,
+        };
+        self.begin(kind);
+        match def.parent {
+            Some(p) => self.ident('t', p.0),
+            None => self.word(b"0"),
+        }
+        self.name(&def.name);
+        if def.kind == TypeKind::Variable {
+            self.name(def.color.as_deref().unwrap_or("0.5 0.5 0.5"));
+        }
+        self.ident('t', ty.0);
+        reg.type_def_mut(ty).declared = true;
+        self.end()
+    }
+
+    fn declare_value(&mut self, reg: &mut Registry, v: ValueId) -> io::Result<()> {
+        if reg.value(v).declared {
+            return Ok(());
+        }
+        let def = reg.value(v).clone();
+        self.declare_type(reg, def.ty)?;
+        let color = def.color.clone().unwrap_or_else(|| {
+            VALUE_PALETTE[self.values_declared as usize % VALUE_PALETTE.len()].to_string()
+        });
+        self.values_declared += 1;
+        self.begin(EventKind::DefineEntityValue);
+        self.ident('t', def.ty.0);
+        self.name(&def.name);
+        self.name(&color);
+        self.ident('v', v.0);
+        reg.value_mut(v).declared = true;
+        self.end()
+    }
+
+    fn create_container(&mut self, reg: &mut Registry, c: ContainerId, time: i64) -> io::Result<()> {
+        if reg.container(c).created {
+            return Ok(());
+        }
+        let def = reg.container(c).clone();
+        if let Some(p) = def.parent {
+            self.create_container(reg, p, time)?;
+        }
+        self.declare_type(reg, def.ty)?;
+        self.begin(EventKind::CreateContainer);
+        self.time(time);
+        self.ident('t', def.ty.0);
+        match def.parent {
+            Some(p) => self.ident('c', p.0),
+            None => self.word(b"0"),
+        }
+        self.name(&def.name);
+        self.ident('c', c.0);
+        reg.container_mut(c).created = true;
+        self.created.push(c);
+        self.stats.containers += 1;
+        self.end()
+    }
+
+    fn begin(&mut self, kind: EventKind) {
+        self.line.clear();
+        let mut b = itoa::Buffer::new();
+        self.line.extend_from_slice(b.format(id_of(kind)).as_bytes());
+    }
+
+    fn end(&mut self) -> io::Result<()> {
+        self.line.push(b'\n');
+        self.stats.lines += 1;
+        self.out.write_all(&self.line)
+    }
+
+    fn word(&mut self, w: &[u8]) {
+        self.line.push(b' ');
+        self.line.extend_from_slice(w);
+    }
+
+    fn ident(&mut self, prefix: char, n: u32) {
+        let mut b = itoa::Buffer::new();
+        self.line.push(b' ');
+        self.line.push(prefix as u8);
+        self.line.extend_from_slice(b.format(n).as_bytes());
+    }
+
+    fn name(&mut self, name: &str) {
+        self.line.push(b' ');
+        push_name(&mut self.line, name);
+    }
+
+    fn time(&mut self, t: i64) {
+        let rel = if self.absolute { t } else { t - self.origin };
+        self.line.push(b' ');
+        push_seconds(&mut self.line, rel);
+    }
+
+    fn double(&mut self, v: f64) {
+        let mut b = ryu::Buffer::new();
+        let s = b.format(v);
+        // ryu writes whole numbers as `12.0`; the `.0` adds nothing.
+        let s = s.strip_suffix(".0").unwrap_or(s);
+        self.word(s.as_bytes());
+    }
+}
+
+/// Appends nanoseconds as seconds with 9 decimals, exactly.
+pub fn push_seconds(out: &mut Vec<u8>, ns: i64) {
+    let mut b = itoa::Buffer::new();
+    if ns < 0 {
+        out.push(b'-');
+    }
+    let abs = ns.unsigned_abs();
+    out.extend_from_slice(b.format(abs / 1_000_000_000).as_bytes());
+    out.push(b'.');
+    let frac = abs % 1_000_000_000;
+    let digits = b.format(frac);
+    out.extend(std::iter::repeat_n(b'0', 9 - digits.len()));
+    out.extend_from_slice(digits.as_bytes());
+}
+
+/// Appends a human-readable name: never empty, never a `"` inside, quoted
+/// when it holds whitespace or `#` (which PajeNG reads as a comment).
+pub fn push_name(out: &mut Vec<u8>, name: &str) {
+    if name.is_empty() {
+        out.push(b'_');
+        return;
+    }
+    let needs_quotes = name.bytes().any(|b| b.is_ascii_whitespace() || b == b'#');
+    if needs_quotes {
+        out.push(b'"');
+    }
+    for b in name.bytes() {
+        out.push(match b {
+            b'"' => b'\'',
+            b'\n' | b'\r' | b'\t' => b' ',
+            other => other,
+        });
+    }
+    if needs_quotes {
+        out.push(b'"');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_exact() {
+        let mut v = Vec::new();
+        push_seconds(&mut v, 1_500_000_001);
+        assert_eq!(v, b"1.500000001");
+        v.clear();
+        push_seconds(&mut v, -500_000_000);
+        assert_eq!(v, b"-0.500000000");
+        v.clear();
+        push_seconds(&mut v, 0);
+        assert_eq!(v, b"0.000000000");
+    }
+
+    #[test]
+    fn names_are_quoted_only_when_needed() {
+        for (name, out) in [("node01", "node01"), ("OS state", "\"OS state\""), ("", "_"), ("a\"b", "a'b"), ("x#1", "\"x#1\"")] {
+            let mut v = Vec::new();
+            push_name(&mut v, name);
+            assert_eq!(String::from_utf8(v).unwrap(), out);
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! One integration run: load the hierarchy and the sync table, open every
+//! source (registration of the source kinds is here), merge, write, and
+//! collect what the summary reports.
+//!
+//! Sources are registered in a fixed order (os, then ganglia; later deck,
+//! mpi and pcp take their place in cli.md's order), and within a kind in
+//! file order: that order is the tie rule of the merge.
+
+use crate::cli::{Config, Output};
+use crate::clock::{ClockMap, SyncFit, SyncTable};
+use crate::convert::{ganglia::TracedSetup, ganglia::TracedSource, os::OsSource};
+use crate::error::{Error, Result};
+use crate::hierarchy::Hierarchy;
+use crate::merge::Merge;
+use crate::paje::writer::{PajeWriter, WriteStats};
+use crate::registry::Registry;
+use crate::source::{EventSource, SourceStats};
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, Read, Write};
+use std::path::Path;
+
+/// A host whose clock a source asked for, and what the sync file said.
+#[derive(Debug, Clone)]
+pub struct ClockUse {
+    /// Host name as the source gave it.
+    pub host: String,
+    /// Its line in the sync file and map, if it has one.
+    pub map: Option<(String, ClockMap, usize)>,
+}
+
+/// Everything the summary reports.
+#[derive(Debug)]
+pub struct RunReport {
+    /// Per source.
+    pub sources: Vec<SourceStats>,
+    /// What was written.
+    pub written: WriteStats,
+    /// T0 in ns.
+    pub origin: i64,
+    /// Host names seen and the Machine each became.
+    pub hosts: Vec<(String, String, Option<String>)>,
+    /// Clocks used.
+    pub clocks: Vec<ClockUse>,
+    /// Sync reference host, if a sync file was given.
+    pub reference: Option<String>,
+    /// Warnings of the hierarchy and the unifier.
+    pub warnings: Vec<String>,
+    /// Where the trace went.
+    pub output: Output,
+}
+
+fn open_sync(cfg: &Config, hierarchy: &Hierarchy) -> Result<Option<SyncTable>> {
+    let Some(path) = &cfg.sync else { return Ok(None) };
+    let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
+    let decoded = integrador_timesync::read(io::BufReader::new(file)).map_err(|e| Error::in_file(path, e))?;
+    let fit = if cfg.sync_fit { SyncFit::LeastSquares } else { hierarchy.sync_fit };
+    SyncTable::from_file(path, &decoded, fit).map(Some)
+}
+
+fn head(path: &Path) -> Result<Vec<u8>> {
+    let mut f = File::open(path).map_err(|e| Error::in_file(path, e))?;
+    let mut buf = vec![0; 4096];
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::in_file(path, e)),
+        }
+    }
+    buf.truncate(n);
+    Ok(buf)
+}
+
+/// Runs an integration. Progress goes to stderr when it is a terminal.
+pub fn integrate(cfg: &Config) -> Result<RunReport> {
+    let hierarchy = match &cfg.hierarchy {
+        Some(p) => Hierarchy::load(p)?,
+        None => Hierarchy::builtin(),
+    };
+    let sync = open_sync(cfg, &hierarchy)?;
+    let mut reg = Registry::new(hierarchy);
+    let mut clocks: Vec<ClockUse> = Vec::new();
+    let identity = reg.hierarchy.identity.clone();
+    let mut clock_of = |host: &str| -> Option<ClockMap> {
+        let sync = sync.as_ref()?;
+        let found = sync.lookup(host, &identity);
+        if !clocks.iter().any(|c| c.host == host) {
+            let map = found.map(|(m, name)| {
+                let lines = sync.hosts.iter().find(|h| h.host == name).map_or(0, |h| h.lines_used);
+                (name.to_string(), m, lines)
+            });
+            clocks.push(ClockUse { host: host.to_string(), map });
+        }
+        found.map(|(m, _)| m)
+    };
+
+    let mut sources: Vec<Box<dyn EventSource>> = Vec::new();
+    for path in &cfg.os {
+        match integrador_sched::detect(&head(path)?) {
+            integrador_sched::Format::Os => {}
+            other => {
+                return Err(Error::usage(format!(
+                    "{}: looks like {other:?} text, which is not supported yet by this build (use --os-format os to force .os)",
+                    path.display()
+                )))
+            }
+        }
+        sources.push(Box::new(OsSource::open(path, cfg.reorder_window, &mut reg, &mut clock_of)?));
+    }
+    for path in &cfg.ganglia {
+        match integrador_ganglia::detect(&head(path)?) {
+            integrador_ganglia::Format::Traced => {}
+            other => {
+                return Err(Error::usage(format!(
+                    "{}: looks like Ganglia {other:?}, which is not supported yet by this build (use --ganglia-format traced to force .traced)",
+                    path.display()
+                )))
+            }
+        }
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let g = &reg.hierarchy.ganglia;
+        let per_file = g.files.get(&name);
+        let collector = per_file
+            .and_then(|f| f.collector.clone())
+            .or(cfg.ganglia_collector.clone())
+            .or(g.defaults.collector.clone());
+        let cluster = per_file.and_then(|f| f.cluster.clone()).or(g.defaults.cluster.clone());
+        let setup = TracedSetup { collector: collector.as_deref(), cluster: cluster.as_deref(), window: cfg.reorder_window };
+        sources.push(Box::new(TracedSource::open(path, setup, &reg, &mut clock_of)?));
+    }
+
+    let mut merge = Merge::new(sources, &mut reg)?;
+    let origin = merge.peek_time().map_or(0, |t| t.div_euclid(1_000_000_000) * 1_000_000_000);
+
+    let progress = (!cfg.quiet && io::stderr().is_terminal()).then(|| {
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.set_message("integrating");
+        pb
+    });
+
+    let written = match &cfg.output {
+        Output::Stdout => {
+            let stdout = io::stdout();
+            let out = BufWriter::with_capacity(1 << 18, stdout.lock());
+            write_all(&mut merge, &mut reg, out, origin, cfg.absolute_time, progress.as_ref())
+                .map_err(|e| io_error(e, "standard output"))?
+                .1
+        }
+        Output::File(path) => {
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            // Written under a temporary name in the same directory and
+            // renamed at the end, so a failed run never leaves a partial
+            // trace under the final name (the temporary file is removed
+            // when `tmp` is dropped on an error path).
+            let tmp = tempfile::Builder::new()
+                .prefix(".integrador-")
+                .suffix(".paje.tmp")
+                .tempfile_in(dir)
+                .map_err(|e| Error::in_file(dir, format!("cannot create the output: {e}")))?;
+            let file = tmp.as_file().try_clone().map_err(|e| Error::in_file(path, e))?;
+            let out = BufWriter::with_capacity(1 << 18, file);
+            let (out, stats) = write_all(&mut merge, &mut reg, out, origin, cfg.absolute_time, progress.as_ref())
+                .map_err(|e| io_error(e, &path.display().to_string()))?;
+            let file = out.into_inner().map_err(|e| Error::in_file(path, e.error().to_string()))?;
+            file.sync_all().ok();
+            tmp.persist(path).map_err(|e| Error::in_file(path, e.error))?;
+            stats
+        }
+    };
+    if let Some(pb) = progress {
+        pb.finish_and_clear();
+    }
+
+    let hosts = reg
+        .hosts_seen()
+        .iter()
+        .map(|h| (h.name.clone(), reg.container(h.machine).name.clone(), reg.cluster_of_machine(h.machine).map(str::to_string)))
+        .collect();
+    let mut warnings = reg.hierarchy.warnings.clone();
+    warnings.extend(reg.warnings.iter().cloned());
+    Ok(RunReport {
+        sources: merge.sources().iter().map(|s| s.stats().clone()).collect(),
+        written,
+        origin,
+        hosts,
+        clocks,
+        reference: sync.as_ref().map(|s| s.reference.clone()),
+        warnings,
+        output: cfg.output.clone(),
+    })
+}
+
+/// A failure while writing: I/O errors on the output, or an input error
+/// surfacing from a source mid-stream.
+enum WriteError {
+    Io(io::Error),
+    Input(Error),
+}
+
+fn io_error(e: WriteError, what: &str) -> Error {
+    match e {
+        WriteError::Io(e) => Error::input(format!("{what}: write error: {e}")),
+        WriteError::Input(e) => e,
+    }
+}
+
+fn write_all<W: Write>(
+    merge: &mut Merge,
+    reg: &mut Registry,
+    out: W,
+    origin: i64,
+    absolute: bool,
+    progress: Option<&indicatif::ProgressBar>,
+) -> std::result::Result<(W, WriteStats), WriteError> {
+    let mut writer = PajeWriter::new(out, origin, absolute).map_err(WriteError::Io)?;
+    let mut n: u64 = 0;
+    while let Some(ev) = merge.next_event(reg).map_err(WriteError::Input)? {
+        writer.write_event(reg, &ev).map_err(WriteError::Io)?;
+        n += 1;
+        if n % (1 << 16) == 0 {
+            if let Some(pb) = progress {
+                pb.set_message(format!("{n} events"));
+                pb.tick();
+            }
+        }
+    }
+    writer.finish(reg).map_err(WriteError::Io)
+}

@@ -1,0 +1,167 @@
+//! What every input source looks like to the merge: a stream of model
+//! events in non-decreasing reference time, plus the counts the summary
+//! reports. A source is a decoder crate + a converter (`src/convert/`),
+//! registered in [`crate::run`].
+
+use crate::clock::ClockMap;
+use crate::error::{Error, Result};
+use crate::registry::Registry;
+use crate::model::Event;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::path::{Path, PathBuf};
+
+/// Counts and facts of one source, for the summary.
+#[derive(Debug, Clone, Default)]
+pub struct SourceStats {
+    /// Source kind (`ganglia`, `os`...).
+    pub kind: &'static str,
+    /// The input file.
+    pub path: PathBuf,
+    /// Records decoded.
+    pub records: u64,
+    /// Model events produced.
+    pub events: u64,
+    /// Records that came earlier than one before them, sorted by the
+    /// reorder window.
+    pub reordered: u64,
+    /// Non-fatal problems.
+    pub warnings: u64,
+    /// The host whose clock stamped the records, if any.
+    pub clock_host: Option<String>,
+    /// Whether that host's clock was corrected by the sync file.
+    pub clock: Option<ClockMap>,
+}
+
+/// A converted input.
+pub trait EventSource {
+    /// The next event, in non-decreasing time; `Ok(None)` at the end.
+    fn next_event(&mut self, reg: &mut Registry) -> Result<Option<Event>>;
+    /// Counts so far.
+    fn stats(&self) -> &SourceStats;
+}
+
+struct Pending<T> {
+    time: i64,
+    seq: u64,
+    item: T,
+}
+
+impl<T> PartialEq for Pending<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.time, self.seq) == (other.time, other.seq)
+    }
+}
+impl<T> Eq for Pending<T> {}
+impl<T> PartialOrd for Pending<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Pending<T> {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+/// Sorts a source that steps back in time by at most `window` (cli.md
+/// `--reorder-window`), holding only the records inside the window.
+/// Ties keep input order.
+pub struct Reorder<T> {
+    window: i64,
+    heap: BinaryHeap<Pending<T>>,
+    max_seen: Option<(i64, u64)>,
+    seq: u64,
+    /// Records that arrived earlier than one before them.
+    pub reordered: u64,
+}
+
+impl<T> Reorder<T> {
+    /// A buffer for a window of `window` ns of source time.
+    pub fn new(window: i64) -> Self {
+        Reorder { window, heap: BinaryHeap::new(), max_seen: None, seq: 0, reordered: 0 }
+    }
+
+    /// Adds a record read at `line` with source time `time`. Fails when it
+    /// goes further back than the window, naming both lines.
+    pub fn push(&mut self, path: &Path, line: u64, time: i64, item: T) -> Result<()> {
+        match self.max_seen {
+            Some((max, max_line)) if time < max => {
+                if max - time > self.window {
+                    return Err(Error::in_file(
+                        path,
+                        format!(
+                            "line {line}: time goes back {} before line {max_line}, more than the reorder window of {} (--reorder-window)",
+                            crate::cli::format_duration(max - time),
+                            crate::cli::format_duration(self.window)
+                        ),
+                    ));
+                }
+                self.reordered += 1;
+            }
+            _ => self.max_seen = Some((time, line)),
+        }
+        self.heap.push(Pending { time, seq: self.seq, item });
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// The earliest record that no future record can precede.
+    pub fn pop_ready(&mut self) -> Option<(i64, T)> {
+        let (max, _) = self.max_seen?;
+        let top = self.heap.peek()?;
+        if top.time <= max.saturating_sub(self.window) {
+            return self.heap.pop().map(|p| (p.time, p.item));
+        }
+        None
+    }
+
+    /// At the end of input: the earliest remaining record.
+    pub fn pop_any(&mut self) -> Option<(i64, T)> {
+        self.heap.pop().map(|p| (p.time, p.item))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(window: i64, times: &[i64]) -> Result<Vec<(i64, usize)>> {
+        let mut r = Reorder::new(window);
+        let mut out = Vec::new();
+        for (i, &t) in times.iter().enumerate() {
+            r.push(Path::new("f"), i as u64 + 1, t, i)?;
+            while let Some(x) = r.pop_ready() {
+                out.push(x);
+            }
+        }
+        while let Some(x) = r.pop_any() {
+            out.push(x);
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn sorts_within_the_window_and_keeps_ties_in_order() {
+        let out = run(10, &[5, 3, 5, 20, 12, 30]).unwrap();
+        assert_eq!(out, vec![(3, 1), (5, 0), (5, 2), (12, 4), (20, 3), (30, 5)]);
+    }
+
+    #[test]
+    fn refuses_to_go_back_further() {
+        let e = run(10, &[5, 100, 89]).unwrap_err();
+        assert!(e.message.starts_with("f: line 3: time goes back 11ns before line 2"), "{e}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn output_is_the_stable_sort(times in proptest::collection::vec(0i64..50, 0..60)) {
+            // A window wider than the spread accepts everything.
+            let out = run(100, &times).unwrap();
+            let mut expected: Vec<(i64, usize)> = times.iter().copied().zip(0..).collect();
+            expected.sort_by_key(|&(t, i)| (t, i));
+            proptest::prop_assert_eq!(out, expected);
+        }
+    }
+}

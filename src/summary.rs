@@ -1,0 +1,100 @@
+//! The end-of-run summary of cli.md, on stderr, one screen at most: per
+//! source the counts, the hosts and the Machine each became, the clock
+//! corrections applied and the hosts left uncorrected, and T0.
+
+use crate::cli::Output;
+use crate::run::RunReport;
+use std::io::{self, Write};
+
+/// Lists longer than this are cut, with a count of the rest.
+const MAX_ROWS: usize = 8;
+
+fn epoch_text(ns: i64) -> String {
+    chrono::DateTime::from_timestamp(ns.div_euclid(1_000_000_000), 0)
+        .map_or_else(String::new, |d| d.format(" (%Y-%m-%d %H:%M:%S UTC)").to_string())
+}
+
+fn rows<T>(out: &mut dyn Write, items: &[T], mut row: impl FnMut(&mut dyn Write, &T) -> io::Result<()>) -> io::Result<()> {
+    for item in items.iter().take(MAX_ROWS) {
+        row(out, item)?;
+    }
+    if items.len() > MAX_ROWS {
+        writeln!(out, "    ... and {} more", items.len() - MAX_ROWS)?;
+    }
+    Ok(())
+}
+
+/// Writes the summary.
+pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
+    let target = match &r.output {
+        Output::Stdout => "standard output".to_string(),
+        Output::File(p) => p.display().to_string(),
+    };
+    writeln!(
+        out,
+        "integrador: wrote {target}: {} events, {} containers, {} lines; T0 = {}{}",
+        r.written.events,
+        r.written.containers,
+        r.written.lines,
+        r.origin / 1_000_000_000,
+        epoch_text(r.origin)
+    )?;
+    writeln!(out, "  sources:")?;
+    rows(out, &r.sources, |out, s| {
+        let name = s.path.file_name().map_or_else(|| s.path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        write!(out, "    {:<8}{name}: {} records, {} events", s.kind, s.records, s.events)?;
+        if s.reordered > 0 {
+            write!(out, ", {} reordered", s.reordered)?;
+        }
+        if s.warnings > 0 {
+            write!(out, ", {} warnings", s.warnings)?;
+        }
+        writeln!(out)
+    })?;
+    writeln!(out, "  hosts:")?;
+    rows(out, &r.hosts, |out, (name, machine, cluster)| {
+        let place = cluster.as_ref().map_or_else(String::new, |c| format!(" in cluster {c}"));
+        if name == machine {
+            writeln!(out, "    {name}: Machine {machine}{place}")
+        } else {
+            writeln!(out, "    {name}: unified with Machine {machine}{place}")
+        }
+    })?;
+    match &r.reference {
+        None => writeln!(out, "  clocks: no sync file; every time is taken as on the reference clock")?,
+        Some(reference) => {
+            writeln!(out, "  clocks (reference {reference}):")?;
+            let corrected: Vec<_> = r.clocks.iter().filter(|c| c.map.is_some()).collect();
+            rows(out, &corrected, |out, c| {
+                let Some((name, map, lines)) = &c.map else { return Ok(()) };
+                let offset = map.offset_at(r.origin) as f64 / 1e9;
+                writeln!(
+                    out,
+                    "    {}{}: offset {offset:+.6} s at T0, drift {:+.3} ppm, {lines} sync line(s)",
+                    c.host,
+                    if name != &c.host { format!(" (sync name {name})") } else { String::new() },
+                    map.drift_ppm()
+                )
+            })?;
+            let missing: Vec<&str> = r.clocks.iter().filter(|c| c.map.is_none()).map(|c| c.host.as_str()).collect();
+            if !missing.is_empty() {
+                writeln!(out, "    uncorrected (not in the sync file): {}", missing.join(", "))?;
+            }
+        }
+    }
+    let unstamped: Vec<String> = r
+        .sources
+        .iter()
+        .filter(|s| s.clock_host.is_none())
+        .map(|s| s.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()))
+        .collect();
+    if !unstamped.is_empty() {
+        writeln!(out, "    no collector named, taken as reference time: {}", unstamped.join(", "))?;
+    }
+    writeln!(out, "  messages: none (no message-passing source in this run)")?;
+    if !r.warnings.is_empty() {
+        writeln!(out, "  warnings:")?;
+        rows(out, &r.warnings, |out, w| writeln!(out, "    {w}"))?;
+    }
+    Ok(())
+}
