@@ -485,7 +485,7 @@ mod tests {
     fn errors_cite_lines() {
         assert_eq!(err(&format!("{BASE}nme = 1\n")), "h.toml: line 9: unknown field `nme`, expected one of `name`, `parent`, `role`");
         assert_eq!(err(&format!("bogus = 1\n{BASE}")), "h.toml: line 1: unknown field `bogus`, expected one of `container`, `grid`, `hosts`, `clusters`, `sync`, `ganglia`, `os`, `deck`, `mpi`, `pcp`");
-        assert!(err(&format!("{BASE}[[container]]\nname = \"Machine\"\nrole = \"process\"\n")).starts_with("h.toml: line 11: container type `Machine` is defined twice (first at line 6)"));
+        assert!(err(&format!("{BASE}[[container]]\nname = \"Machine\"\nrole = \"process\"\n")).starts_with("h.toml: line 10: container type `Machine` is defined twice (first at line 6)"));
         assert!(err("[[container]]\nname = \"M\"\nrole = \"machine\"\nparent = \"Nope\"\n").starts_with("h.toml: line 4: parent `Nope`"));
         assert!(err(&format!("{BASE}[ganglia]\nlevel = \"Host\"\n")).starts_with("h.toml: line 10: [ganglia] level `Host` is not a defined"));
         assert!(err(&format!("{BASE}[os.values.running]\ncolor = \"2 0 0\"\n")).starts_with("h.toml: line 10: color `2 0 0`"));
@@ -493,7 +493,7 @@ mod tests {
         assert!(err("[[container]]\nname = \"M\"\nrole = \"machin\"\n").starts_with("h.toml: line 3: unknown variant `machin`"));
         assert!(err("[[container]\n").starts_with("h.toml: line 1:"));
         assert!(err("[[container]]\nname = \"P\"\nrole = \"process\"\n").contains("no container type has role `machine`"));
-        assert!(err(&format!("{BASE}[clusters]\nx = [\"n1\"]\ny = [\"n1.example\"]\n")).starts_with("h.toml: line 12: host `n1.example` is assigned to `y`"));
+        assert!(err(&format!("{BASE}[clusters]\nx = [\"n1\"]\ny = [\"n1.example\"]\n")).starts_with("h.toml: line 11: host `n1.example` is assigned to `y`"));
     }
 
     #[test]
