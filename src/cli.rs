@@ -10,7 +10,17 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// The thesis' option names, written with one dash (appendix B).
-pub const THESIS_OPTIONS: [&str; 9] = ["deck", "mpi", "mpinodes", "os", "ganglia", "pcp", "sync", "hierarchy", "output"];
+pub const THESIS_OPTIONS: [&str; 9] = [
+    "deck",
+    "mpi",
+    "mpinodes",
+    "os",
+    "ganglia",
+    "pcp",
+    "sync",
+    "hierarchy",
+    "output",
+];
 
 const EXAMPLES: &str = "\
 Examples:
@@ -196,7 +206,9 @@ pub fn rewrite_thesis_options<I: IntoIterator<Item = OsString>>(args: I) -> Resu
             out.push(OsString::from(format!("--{name}")));
             continue;
         } else if s.starts_with("-o") && s.len() > 2 {
-            return Err(Error::usage(format!("unknown option `{s}`; the output file is given as `-o FILE`")));
+            return Err(Error::usage(format!(
+                "unknown option `{s}`; the output file is given as `-o FILE`"
+            )));
         }
         out.push(arg);
     }
@@ -206,7 +218,11 @@ pub fn rewrite_thesis_options<I: IntoIterator<Item = OsString>>(args: I) -> Resu
 impl Cli {
     /// Expands globs and refuses options whose source is not built yet.
     pub fn resolve(&self) -> Result<Config> {
-        let unsupported = |what: &str| Error::usage(format!("{what} is not supported yet by this build of integrador"));
+        let unsupported = |what: &str| {
+            Error::usage(format!(
+                "{what} is not supported yet by this build of integrador"
+            ))
+        };
         if !self.deck.is_empty() || self.deck_map.is_some() {
             return Err(unsupported("-deck (libRastro DECK traces)"));
         }
@@ -217,13 +233,23 @@ impl Cli {
             return Err(unsupported("-pcp (Performance Co-Pilot archives)"));
         }
         if self.boot_epoch.is_some() {
-            return Err(unsupported("--boot-epoch (boot-relative ftrace/perf traces)"));
+            return Err(unsupported(
+                "--boot-epoch (boot-relative ftrace/perf traces)",
+            ));
         }
         if let Some(f) = self.os_format.filter(|f| *f != OsFormat::Os) {
-            return Err(unsupported(&format!("--os-format {}", f.to_possible_value().map_or(String::new(), |v| v.get_name().to_string()))));
+            return Err(unsupported(&format!(
+                "--os-format {}",
+                f.to_possible_value()
+                    .map_or(String::new(), |v| v.get_name().to_string())
+            )));
         }
         if let Some(f) = self.ganglia_format.filter(|f| *f != GangliaFormat::Traced) {
-            return Err(unsupported(&format!("--ganglia-format {}", f.to_possible_value().map_or(String::new(), |v| v.get_name().to_string()))));
+            return Err(unsupported(&format!(
+                "--ganglia-format {}",
+                f.to_possible_value()
+                    .map_or(String::new(), |v| v.get_name().to_string())
+            )));
         }
         let output = match self.output.as_deref() {
             Some("-") => Output::Stdout,
@@ -233,7 +259,9 @@ impl Cli {
         let os = expand(&self.os)?;
         let ganglia = expand(&self.ganglia)?;
         if os.is_empty() && ganglia.is_empty() {
-            return Err(Error::usage("no input: give at least one of -ganglia or -os (see --help)"));
+            return Err(Error::usage(
+                "no input: give at least one of -ganglia or -os (see --help)",
+            ));
         }
         Ok(Config {
             os,
@@ -261,7 +289,9 @@ pub fn expand(words: &[String]) -> Result<Vec<PathBuf>> {
             let paths = glob::glob(w).map_err(|e| Error::usage(format!("bad glob `{w}`: {e}")))?;
             let mut matched: Vec<PathBuf> = Vec::new();
             for p in paths {
-                matched.push(p.map_err(|e| Error::input(format!("{}: {}", e.path().display(), e.error())))?);
+                matched.push(
+                    p.map_err(|e| Error::input(format!("{}: {}", e.path().display(), e.error())))?,
+                );
             }
             if matched.is_empty() {
                 return Err(Error::input(format!("`{w}` matches no file")));
@@ -286,7 +316,9 @@ pub fn expand(words: &[String]) -> Result<Vec<PathBuf>> {
 pub fn parse_duration(s: &str) -> std::result::Result<i64, String> {
     let digits = s.bytes().take_while(u8::is_ascii_digit).count();
     let (num, unit) = s.split_at(digits);
-    let n: i64 = num.parse().map_err(|_| format!("`{s}`: expected a number with a unit, as 10ms"))?;
+    let n: i64 = num
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a number with a unit, as 10ms"))?;
     let scale = match unit {
         "ns" => 1,
         "us" | "µs" => 1_000,
@@ -295,7 +327,8 @@ pub fn parse_duration(s: &str) -> std::result::Result<i64, String> {
         "" if n == 0 => 1,
         _ => return Err(format!("`{s}`: the unit must be ns, us, ms or s")),
     };
-    n.checked_mul(scale).ok_or_else(|| format!("`{s}` is too long"))
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("`{s}` is too long"))
 }
 
 /// Formats nanoseconds for messages: `11ns`, `2.5ms`, `1.2s`.
@@ -318,15 +351,31 @@ mod tests {
     use super::*;
 
     fn args(words: &[&str]) -> Result<Vec<String>> {
-        let v = rewrite_thesis_options(std::iter::once("integrador").chain(words.iter().copied()).map(OsString::from))?;
-        Ok(v.into_iter().skip(1).map(|s| s.into_string().unwrap()).collect())
+        let v = rewrite_thesis_options(
+            std::iter::once("integrador")
+                .chain(words.iter().copied())
+                .map(OsString::from),
+        )?;
+        Ok(v.into_iter()
+            .skip(1)
+            .map(|s| s.into_string().unwrap())
+            .collect())
     }
 
     #[test]
     fn thesis_options_become_gnu_ones() {
         assert_eq!(
             args(&["-ganglia", "g.traced", "-os", "a.os", "-output", "o.paje", "-o", "x"]).unwrap(),
-            vec!["--ganglia", "g.traced", "--os", "a.os", "--output", "o.paje", "-o", "x"]
+            vec![
+                "--ganglia",
+                "g.traced",
+                "--os",
+                "a.os",
+                "--output",
+                "o.paje",
+                "-o",
+                "x"
+            ]
         );
         assert_eq!(args(&["--", "-os"]).unwrap(), vec!["--", "-os"]);
         assert!(args(&["-ofile.paje"]).is_err());
@@ -334,7 +383,10 @@ mod tests {
 
     #[test]
     fn file_lists_add_up() {
-        let a = args(&["-os", "a.os", "b.os", "-ganglia", "g", "-os", "c.os", "-o", "x"]).unwrap();
+        let a = args(&[
+            "-os", "a.os", "b.os", "-ganglia", "g", "-os", "c.os", "-o", "x",
+        ])
+        .unwrap();
         let cli = Cli::try_parse_from(std::iter::once("integrador".to_string()).chain(a)).unwrap();
         assert_eq!(cli.os, vec!["a.os", "b.os", "c.os"]);
         assert_eq!(cli.ganglia, vec!["g"]);

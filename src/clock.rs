@@ -39,7 +39,12 @@ impl ClockMap {
     pub fn map(&self, t: i64) -> i64 {
         match *self {
             ClockMap::Identity => t,
-            ClockMap::Linear { lo, lo_ref, num, den } => {
+            ClockMap::Linear {
+                lo,
+                lo_ref,
+                num,
+                den,
+            } => {
                 let delta = (i128::from(t) - i128::from(lo)) * num;
                 let mapped = i128::from(lo_ref) + delta.div_euclid(den);
                 // Saturate rather than wrap: a time 290 years away from the
@@ -103,7 +108,10 @@ impl SyncTable {
             let ns = i128::from(ticks) * NS / i128::from(file.ticks_per_second);
             i64::try_from(ns).unwrap_or(i64::MAX)
         };
-        let first = file.records.first().ok_or_else(|| Error::in_file(path, "no measurement line found"))?;
+        let first = file
+            .records
+            .first()
+            .ok_or_else(|| Error::in_file(path, "no measurement line found"))?;
         let reference = first.ref_host.clone();
         let mut groups: Vec<(String, Vec<&SyncRecord>)> = Vec::new();
         for r in &file.records {
@@ -123,12 +131,23 @@ impl SyncTable {
         }
         let mut hosts = Vec::new();
         for (host, recs) in groups {
-            let points: Vec<(i64, i64)> = recs.iter().map(|r| (scale(r.host_time), scale(r.ref_time))).collect();
+            let points: Vec<(i64, i64)> = recs
+                .iter()
+                .map(|r| (scale(r.host_time), scale(r.ref_time)))
+                .collect();
             let (map, used) = fit_points(&points, fit).map_err(|why| {
                 let lines: Vec<String> = recs.iter().map(|r| r.line.to_string()).collect();
-                Error::in_file(path, format!("host `{host}` (lines {}): {why}", lines.join(", ")))
+                Error::in_file(
+                    path,
+                    format!("host `{host}` (lines {}): {why}", lines.join(", ")),
+                )
             })?;
-            hosts.push(HostClock { host, map, lines_used: used, lines: recs.len() });
+            hosts.push(HostClock {
+                host,
+                map,
+                lines_used: used,
+                lines: recs.len(),
+            });
         }
         Ok(SyncTable { reference, hosts })
     }
@@ -139,17 +158,31 @@ impl SyncTable {
         if ids.same(host, &self.reference) {
             return Some((ClockMap::Identity, &self.reference));
         }
-        self.hosts.iter().find(|h| ids.same(host, &h.host)).map(|h| (h.map, h.host.as_str()))
+        self.hosts
+            .iter()
+            .find(|h| ids.same(host, &h.host))
+            .map(|h| (h.map, h.host.as_str()))
     }
 }
 
 /// Computes the map from (local, reference) points in file order.
-fn fit_points(points: &[(i64, i64)], fit: SyncFit) -> std::result::Result<(ClockMap, usize), String> {
+fn fit_points(
+    points: &[(i64, i64)],
+    fit: SyncFit,
+) -> std::result::Result<(ClockMap, usize), String> {
     let (Some(&(t_o, r_o)), Some(&(t_n, r_n))) = (points.first(), points.last()) else {
         return Err("no measurement".into());
     };
     if points.len() == 1 {
-        return Ok((ClockMap::Linear { lo: t_o, lo_ref: r_o, num: 1, den: 1 }, 1));
+        return Ok((
+            ClockMap::Linear {
+                lo: t_o,
+                lo_ref: r_o,
+                num: 1,
+                den: 1,
+            },
+            1,
+        ));
     }
     if fit == SyncFit::LeastSquares && points.len() > 2 {
         return least_squares(points).map(|m| (m, points.len()));
@@ -162,7 +195,15 @@ fn fit_points(points: &[(i64, i64)], fit: SyncFit) -> std::result::Result<(Clock
     if num <= 0 {
         return Err("the last measurement's reference time is not later than the first's".into());
     }
-    Ok((ClockMap::Linear { lo: t_o, lo_ref: r_o, num, den }, 2))
+    Ok((
+        ClockMap::Linear {
+            lo: t_o,
+            lo_ref: r_o,
+            num,
+            den,
+        },
+        2,
+    ))
 }
 
 /// Least-squares line through all points, as an exact map through a point
@@ -175,7 +216,10 @@ fn least_squares(points: &[(i64, i64)]) -> std::result::Result<ClockMap, String>
     let n = points.len() as i128;
     let (mut sx, mut sy, mut sxx, mut sxy) = (0i128, 0i128, 0i128, 0i128);
     for &(x, y) in points {
-        let (x, y) = (i128::from(x) - i128::from(x0), i128::from(y) - i128::from(y0));
+        let (x, y) = (
+            i128::from(x) - i128::from(x0),
+            i128::from(y) - i128::from(y0),
+        );
         sx += x;
         sy += y;
         sxx += x * x;
@@ -198,7 +242,12 @@ fn least_squares(points: &[(i64, i64)]) -> std::result::Result<ClockMap, String>
     let yc = (sy * den + num * (n * xc - sx)).div_euclid(n * den);
     let lo = i64::try_from(i128::from(x0) + xc).map_err(|_| "time out of range")?;
     let lo_ref = i64::try_from(i128::from(y0) + yc).map_err(|_| "time out of range")?;
-    Ok(ClockMap::Linear { lo, lo_ref, num, den })
+    Ok(ClockMap::Linear {
+        lo,
+        lo_ref,
+        num,
+        den,
+    })
 }
 
 #[cfg(test)]
@@ -243,10 +292,15 @@ mod tests {
     #[test]
     fn reference_host_maps_by_identity_and_unknown_is_none() {
         let t = table(THESIS, SyncFit::Endpoints);
-        assert_eq!(t.lookup("paple", &HostIdentity::default()).unwrap().0, ClockMap::Identity);
+        assert_eq!(
+            t.lookup("paple", &HostIdentity::default()).unwrap().0,
+            ClockMap::Identity
+        );
         assert!(t.lookup("athlon01", &HostIdentity::default()).is_none());
         // The short-name rule finds paple03 under its qualified name.
-        assert!(t.lookup("paple03.lsc.ufsm.br", &HostIdentity::default()).is_some());
+        assert!(t
+            .lookup("paple03.lsc.ufsm.br", &HostIdentity::default())
+            .is_some());
     }
 
     #[test]
@@ -274,9 +328,22 @@ mod tests {
         }
         let a = table(&text, SyncFit::Endpoints);
         let b = table(&text, SyncFit::LeastSquares);
-        for t in [1_000_000_000i64, 1_002_500_000, 1_004_000_000, 1_010_000_000] {
-            let ma = a.lookup("h", &HostIdentity::default()).unwrap().0.map(t * 1000);
-            let mb = b.lookup("h", &HostIdentity::default()).unwrap().0.map(t * 1000);
+        for t in [
+            1_000_000_000i64,
+            1_002_500_000,
+            1_004_000_000,
+            1_010_000_000,
+        ] {
+            let ma = a
+                .lookup("h", &HostIdentity::default())
+                .unwrap()
+                .0
+                .map(t * 1000);
+            let mb = b
+                .lookup("h", &HostIdentity::default())
+                .unwrap()
+                .0
+                .map(t * 1000);
             assert!((ma - mb).abs() <= 1, "{t}: {ma} vs {mb}");
         }
     }

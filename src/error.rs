@@ -25,12 +25,18 @@ pub struct Error {
 impl Error {
     /// An input problem (exit 1).
     pub fn input(message: impl Into<String>) -> Self {
-        Error { class: ErrorClass::Input, message: message.into() }
+        Error {
+            class: ErrorClass::Input,
+            message: message.into(),
+        }
     }
 
     /// A usage problem (exit 2).
     pub fn usage(message: impl Into<String>) -> Self {
-        Error { class: ErrorClass::Usage, message: message.into() }
+        Error {
+            class: ErrorClass::Usage,
+            message: message.into(),
+        }
     }
 
     /// An input problem in `path`: `path: what`.

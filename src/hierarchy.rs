@@ -8,9 +8,9 @@
 //! cites the TOML line; syntax and unknown-key errors come from the `toml`
 //! crate with their span and are given the same one-line form.
 
+use crate::clock::SyncFit;
 use crate::error::{Error, Result};
 use crate::identity::HostIdentity;
-use crate::clock::SyncFit;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -199,7 +199,10 @@ struct RawHosts {
 
 impl Default for RawHosts {
     fn default() -> Self {
-        RawHosts { short_names: true, aliases: Vec::new() }
+        RawHosts {
+            short_names: true,
+            aliases: Vec::new(),
+        }
     }
 }
 
@@ -258,7 +261,9 @@ struct RawOsValues {
 /// Parses and validates a hierarchy; `origin` names it in messages.
 pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
     let line_of = |offset: usize| text.get(..offset).map_or(0, |s| s.matches('\n').count()) + 1;
-    let at = |offset: usize, what: String| Error::input(format!("{origin}: line {}: {what}", line_of(offset)));
+    let at = |offset: usize, what: String| {
+        Error::input(format!("{origin}: line {}: {what}", line_of(offset)))
+    };
     let raw: RawFile = toml::from_str(text).map_err(|e| {
         let msg = e.message().trim().replace('\n', " ");
         match e.span() {
@@ -274,11 +279,18 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
         if let Some(first) = by_name.insert(c.name.get_ref().as_str(), c) {
             return Err(at(
                 c.name.span().start,
-                format!("container type `{}` is defined twice (first at line {})", c.name.get_ref(), line_of(first.name.span().start)),
+                format!(
+                    "container type `{}` is defined twice (first at line {})",
+                    c.name.get_ref(),
+                    line_of(first.name.span().start)
+                ),
             ));
         }
         if c.name.get_ref().is_empty() || c.name.get_ref() == "0" {
-            return Err(at(c.name.span().start, "a container type needs a name other than `\"\"` and `0`".into()));
+            return Err(at(
+                c.name.span().start,
+                "a container type needs a name other than `\"\"` and `0`".into(),
+            ));
         }
     }
     let mut by_role: HashMap<Role, &RawContainer> = HashMap::new();
@@ -297,7 +309,14 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
         }
         if let Some(p) = &c.parent {
             let Some(parent) = by_name.get(p.get_ref().as_str()) else {
-                return Err(at(p.span().start, format!("parent `{}` of `{}` is not a defined container type", p.get_ref(), c.name.get_ref())));
+                return Err(at(
+                    p.span().start,
+                    format!(
+                        "parent `{}` of `{}` is not a defined container type",
+                        p.get_ref(),
+                        c.name.get_ref()
+                    ),
+                ));
             };
             if parent.role.get_ref() >= c.role.get_ref() {
                 return Err(at(
@@ -316,20 +335,39 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
     let mut sorted: Vec<&RawContainer> = raw.container.iter().collect();
     sorted.sort_by_key(|c| *c.role.get_ref());
     for (i, c) in sorted.iter().enumerate() {
-        let expected = if i == 0 { None } else { sorted.get(i - 1).map(|p| p.name.get_ref().as_str()) };
+        let expected = if i == 0 {
+            None
+        } else {
+            sorted.get(i - 1).map(|p| p.name.get_ref().as_str())
+        };
         let actual = c.parent.as_ref().map(|p| p.get_ref().as_str());
         if actual != expected {
-            let span = c.parent.as_ref().map_or(c.name.span().start, |p| p.span().start);
+            let span = c
+                .parent
+                .as_ref()
+                .map_or(c.name.span().start, |p| p.span().start);
             return Err(at(
                 span,
                 match expected {
-                    Some(e) => format!("`{}` must have parent `{e}`, the next level up in this hierarchy", c.name.get_ref()),
-                    None => format!("`{}` is the top level and takes no parent", c.name.get_ref()),
+                    Some(e) => format!(
+                        "`{}` must have parent `{e}`, the next level up in this hierarchy",
+                        c.name.get_ref()
+                    ),
+                    None => format!(
+                        "`{}` is the top level and takes no parent",
+                        c.name.get_ref()
+                    ),
                 },
             ));
         }
     }
-    let levels: Vec<Level> = sorted.iter().map(|c| Level { name: c.name.get_ref().clone(), role: *c.role.get_ref() }).collect();
+    let levels: Vec<Level> = sorted
+        .iter()
+        .map(|c| Level {
+            name: c.name.get_ref().clone(),
+            role: *c.role.get_ref(),
+        })
+        .collect();
     if !levels.iter().any(|l| l.role == Role::Machine) {
         return Err(Error::input(format!("{origin}: no container type has role `machine`; every source places its data under machines")));
     }
@@ -338,11 +376,24 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
     let check_level = |lvl: &Option<Spanned<String>>, role: Role, section: &str| -> Result<()> {
         if let Some(l) = lvl {
             match by_name.get(l.get_ref().as_str()) {
-                None => return Err(at(l.span().start, format!("[{section}] level `{}` is not a defined container type", l.get_ref()))),
+                None => {
+                    return Err(at(
+                        l.span().start,
+                        format!(
+                            "[{section}] level `{}` is not a defined container type",
+                            l.get_ref()
+                        ),
+                    ))
+                }
                 Some(c) if *c.role.get_ref() != role => {
                     return Err(at(
                         l.span().start,
-                        format!("[{section}] level `{}` has role `{}`; {section} data goes on a `{}` type", l.get_ref(), c.role.get_ref().as_str(), role.as_str()),
+                        format!(
+                        "[{section}] level `{}` has role `{}`; {section} data goes on a `{}` type",
+                        l.get_ref(),
+                        c.role.get_ref().as_str(),
+                        role.as_str()
+                    ),
                     ))
                 }
                 Some(_) => {}
@@ -358,12 +409,23 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
     for group in &raw.hosts.aliases {
         for name in group {
             if let Some(first) = seen.insert(name.get_ref().as_str(), name.span().start) {
-                return Err(at(name.span().start, format!("host `{}` is in two alias lists (first at line {})", name.get_ref(), line_of(first))));
+                return Err(at(
+                    name.span().start,
+                    format!(
+                        "host `{}` is in two alias lists (first at line {})",
+                        name.get_ref(),
+                        line_of(first)
+                    ),
+                ));
             }
         }
     }
     let identity = HostIdentity::new(
-        raw.hosts.aliases.iter().map(|g| g.iter().map(|n| n.get_ref().clone()).collect()).collect(),
+        raw.hosts
+            .aliases
+            .iter()
+            .map(|g| g.iter().map(|n| n.get_ref().clone()).collect())
+            .collect(),
         raw.hosts.short_names,
     );
 
@@ -377,15 +439,26 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
             }
         }
         for h in hosts {
-            if let Some((other, c)) = assigned.iter().find(|(o, _)| identity.same(o.get_ref(), h.get_ref())) {
+            if let Some((other, c)) = assigned
+                .iter()
+                .find(|(o, _)| identity.same(o.get_ref(), h.get_ref()))
+            {
                 return Err(at(
                     h.span().start,
-                    format!("host `{}` is assigned to `{cluster}` and, as `{}` (line {}), to `{c}`", h.get_ref(), other.get_ref(), line_of(other.span().start)),
+                    format!(
+                        "host `{}` is assigned to `{cluster}` and, as `{}` (line {}), to `{c}`",
+                        h.get_ref(),
+                        other.get_ref(),
+                        line_of(other.span().start)
+                    ),
                 ));
             }
             assigned.push((h, cluster.as_str()));
         }
-        clusters.push((cluster.clone(), hosts.iter().map(|h| h.get_ref().clone()).collect()));
+        clusters.push((
+            cluster.clone(),
+            hosts.iter().map(|h| h.get_ref().clone()).collect(),
+        ));
     }
 
     let sync_fit = match &raw.sync.fit {
@@ -393,36 +466,79 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
         Some(f) => match f.get_ref().as_str() {
             "endpoints" => SyncFit::Endpoints,
             "least-squares" => SyncFit::LeastSquares,
-            other => return Err(at(f.span().start, format!("[sync] fit `{other}`: expected `endpoints` or `least-squares`"))),
+            other => {
+                return Err(at(
+                    f.span().start,
+                    format!("[sync] fit `{other}`: expected `endpoints` or `least-squares`"),
+                ))
+            }
         },
     };
 
     let display = |d: &RawDisplay| -> Result<Display> {
         if let Some(c) = &d.color {
             if !valid_color(c.get_ref()) {
-                return Err(at(c.span().start, format!("color `{}`: expected three or four numbers in 0..1, as \"1 0.5 0\"", c.get_ref())));
+                return Err(at(
+                    c.span().start,
+                    format!(
+                        "color `{}`: expected three or four numbers in 0..1, as \"1 0.5 0\"",
+                        c.get_ref()
+                    ),
+                ));
             }
         }
-        Ok(Display { name: d.name.clone(), color: d.color.as_ref().map(|c| c.get_ref().clone()) })
+        Ok(Display {
+            name: d.name.clone(),
+            color: d.color.as_ref().map(|c| c.get_ref().clone()),
+        })
     };
     let mut metrics = HashMap::new();
     for (m, d) in &raw.ganglia.metrics {
         metrics.insert(m.clone(), display(d)?);
     }
     let ganglia = GangliaConfig {
-        defaults: GangliaFile { collector: raw.ganglia.collector.clone(), cluster: raw.ganglia.cluster.clone() },
+        defaults: GangliaFile {
+            collector: raw.ganglia.collector.clone(),
+            cluster: raw.ganglia.cluster.clone(),
+        },
         files: raw
             .ganglia
             .files
             .iter()
-            .map(|(k, v)| (k.clone(), GangliaFile { collector: v.collector.clone(), cluster: v.cluster.clone() }))
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    GangliaFile {
+                        collector: v.collector.clone(),
+                        cluster: v.cluster.clone(),
+                    },
+                )
+            })
             .collect(),
         metrics,
     };
     let os = OsConfig {
-        state_name: raw.os.state_name.clone().unwrap_or_else(|| "OS state".to_string()),
-        running: raw.os.values.running.as_ref().map(display).transpose()?.unwrap_or_default(),
-        blocked: raw.os.values.blocked.as_ref().map(display).transpose()?.unwrap_or_default(),
+        state_name: raw
+            .os
+            .state_name
+            .clone()
+            .unwrap_or_else(|| "OS state".to_string()),
+        running: raw
+            .os
+            .values
+            .running
+            .as_ref()
+            .map(display)
+            .transpose()?
+            .unwrap_or_default(),
+        blocked: raw
+            .os
+            .values
+            .blocked
+            .as_ref()
+            .map(display)
+            .transpose()?
+            .unwrap_or_default(),
     };
 
     let mut warnings = Vec::new();
@@ -439,7 +555,10 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
         origin: origin.to_string(),
         levels,
         grid_name: raw.grid.name.unwrap_or_else(|| "grid".to_string()),
-        default_cluster: raw.grid.default_cluster.unwrap_or_else(|| "cluster".to_string()),
+        default_cluster: raw
+            .grid
+            .default_cluster
+            .unwrap_or_else(|| "cluster".to_string()),
         identity,
         clusters,
         sync_fit,
@@ -453,7 +572,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
 pub fn valid_color(c: &str) -> bool {
     let parts: Vec<&str> = c.split_whitespace().collect();
     (parts.len() == 3 || parts.len() == 4)
-        && parts.iter().all(|p| p.parse::<f64>().is_ok_and(|v| (0.0..=1.0).contains(&v)))
+        && parts
+            .iter()
+            .all(|p| p.parse::<f64>().is_ok_and(|v| (0.0..=1.0).contains(&v)))
 }
 
 #[cfg(test)]
@@ -470,7 +591,16 @@ mod tests {
     fn builtin_default_loads() {
         let h = Hierarchy::builtin();
         let roles: Vec<Role> = h.levels.iter().map(|l| l.role).collect();
-        assert_eq!(roles, vec![Role::Grid, Role::Cluster, Role::Machine, Role::Process, Role::Thread]);
+        assert_eq!(
+            roles,
+            vec![
+                Role::Grid,
+                Role::Cluster,
+                Role::Machine,
+                Role::Process,
+                Role::Thread
+            ]
+        );
         assert!(h.warnings.is_empty());
     }
 
@@ -483,23 +613,48 @@ mod tests {
 
     #[test]
     fn errors_cite_lines() {
-        assert_eq!(err(&format!("{BASE}nme = 1\n")), "h.toml: line 9: unknown field `nme`, expected one of `name`, `parent`, `role`");
+        assert_eq!(
+            err(&format!("{BASE}nme = 1\n")),
+            "h.toml: line 9: unknown field `nme`, expected one of `name`, `parent`, `role`"
+        );
         assert_eq!(err(&format!("bogus = 1\n{BASE}")), "h.toml: line 1: unknown field `bogus`, expected one of `container`, `grid`, `hosts`, `clusters`, `sync`, `ganglia`, `os`, `deck`, `mpi`, `pcp`");
-        assert!(err(&format!("{BASE}[[container]]\nname = \"Machine\"\nrole = \"process\"\n")).starts_with("h.toml: line 10: container type `Machine` is defined twice (first at line 6)"));
-        assert!(err("[[container]]\nname = \"M\"\nrole = \"machine\"\nparent = \"Nope\"\n").starts_with("h.toml: line 4: parent `Nope`"));
-        assert!(err(&format!("{BASE}[ganglia]\nlevel = \"Host\"\n")).starts_with("h.toml: line 10: [ganglia] level `Host` is not a defined"));
-        assert!(err(&format!("{BASE}[os.values.running]\ncolor = \"2 0 0\"\n")).starts_with("h.toml: line 10: color `2 0 0`"));
-        assert!(err(&format!("{BASE}[hosts]\naliases = [[\"a\", \"b\"], [\"b\", \"c\"]]\n")).starts_with("h.toml: line 10: host `b` is in two alias lists"));
-        assert!(err("[[container]]\nname = \"M\"\nrole = \"machin\"\n").starts_with("h.toml: line 3: unknown variant `machin`"));
+        assert!(err(&format!(
+            "{BASE}[[container]]\nname = \"Machine\"\nrole = \"process\"\n"
+        ))
+        .starts_with(
+            "h.toml: line 10: container type `Machine` is defined twice (first at line 6)"
+        ));
+        assert!(
+            err("[[container]]\nname = \"M\"\nrole = \"machine\"\nparent = \"Nope\"\n")
+                .starts_with("h.toml: line 4: parent `Nope`")
+        );
+        assert!(err(&format!("{BASE}[ganglia]\nlevel = \"Host\"\n"))
+            .starts_with("h.toml: line 10: [ganglia] level `Host` is not a defined"));
+        assert!(
+            err(&format!("{BASE}[os.values.running]\ncolor = \"2 0 0\"\n"))
+                .starts_with("h.toml: line 10: color `2 0 0`")
+        );
+        assert!(err(&format!(
+            "{BASE}[hosts]\naliases = [[\"a\", \"b\"], [\"b\", \"c\"]]\n"
+        ))
+        .starts_with("h.toml: line 10: host `b` is in two alias lists"));
+        assert!(err("[[container]]\nname = \"M\"\nrole = \"machin\"\n")
+            .starts_with("h.toml: line 3: unknown variant `machin`"));
         assert!(err("[[container]\n").starts_with("h.toml: line 1:"));
-        assert!(err("[[container]]\nname = \"P\"\nrole = \"process\"\n").contains("no container type has role `machine`"));
-        assert!(err(&format!("{BASE}[clusters]\nx = [\"n1\"]\ny = [\"n1.example\"]\n")).starts_with("h.toml: line 11: host `n1.example` is assigned to `y`"));
+        assert!(err("[[container]]\nname = \"P\"\nrole = \"process\"\n")
+            .contains("no container type has role `machine`"));
+        assert!(err(&format!(
+            "{BASE}[clusters]\nx = [\"n1\"]\ny = [\"n1.example\"]\n"
+        ))
+        .starts_with("h.toml: line 11: host `n1.example` is assigned to `y`"));
     }
 
     #[test]
     fn nesting_order_is_enforced() {
         let text = "[[container]]\nname = \"M\"\nrole = \"machine\"\n[[container]]\nname = \"C\"\nrole = \"cluster\"\nparent = \"M\"\n";
-        assert!(err(text).starts_with("h.toml: line 7: `C` (cluster) cannot be inside `M` (machine)"));
+        assert!(
+            err(text).starts_with("h.toml: line 7: `C` (cluster) cannot be inside `M` (machine)")
+        );
         let skip = "[[container]]\nname = \"G\"\nrole = \"grid\"\n[[container]]\nname = \"C\"\nrole = \"cluster\"\nparent = \"G\"\n[[container]]\nname = \"M\"\nrole = \"machine\"\nparent = \"G\"\n";
         assert!(err(skip).starts_with("h.toml: line 11: `M` must have parent `C`"));
     }
@@ -508,6 +663,10 @@ mod tests {
     fn sections_of_future_sources_load_with_a_warning() {
         let h = parse(&format!("{BASE}[mpi]\nanything = 1\n"), "h.toml").unwrap();
         assert_eq!(h.warnings.len(), 1);
-        assert!(h.warnings[0].contains("line 9: section [mpi]"), "{:?}", h.warnings);
+        assert!(
+            h.warnings[0].contains("line 9: section [mpi]"),
+            "{:?}",
+            h.warnings
+        );
     }
 }

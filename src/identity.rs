@@ -21,7 +21,11 @@ pub struct HostIdentity {
 
 impl Default for HostIdentity {
     fn default() -> Self {
-        HostIdentity { groups: Vec::new(), group_of: HashMap::new(), short_names: true }
+        HostIdentity {
+            groups: Vec::new(),
+            group_of: HashMap::new(),
+            short_names: true,
+        }
     }
 }
 
@@ -36,18 +40,27 @@ impl HostIdentity {
                 group_of.entry(name.clone()).or_insert(i);
             }
         }
-        HostIdentity { groups, group_of, short_names }
+        HostIdentity {
+            groups,
+            group_of,
+            short_names,
+        }
     }
 
     /// The alias list `name` belongs to, if any.
     pub fn aliases(&self, name: &str) -> Option<&[String]> {
-        self.group_of.get(name).and_then(|&i| self.groups.get(i)).map(Vec::as_slice)
+        self.group_of
+            .get(name)
+            .and_then(|&i| self.groups.get(i))
+            .map(Vec::as_slice)
     }
 
     /// The preferred display name: the first entry of its alias list, else
     /// the name itself.
     pub fn preferred<'a>(&'a self, name: &'a str) -> &'a str {
-        self.aliases(name).and_then(|g| g.first()).map_or(name, String::as_str)
+        self.aliases(name)
+            .and_then(|g| g.first())
+            .map_or(name, String::as_str)
     }
 
     /// Whether `a` and `b` name the same host.
@@ -95,7 +108,11 @@ mod tests {
     #[test]
     fn alias_lists() {
         let ids = HostIdentity::new(
-            vec![vec!["athlon01.lsc.ufsm.br".into(), "athlon01".into(), "10.0.0.1".into()]],
+            vec![vec![
+                "athlon01.lsc.ufsm.br".into(),
+                "athlon01".into(),
+                "10.0.0.1".into(),
+            ]],
             false,
         );
         assert!(ids.same("10.0.0.1", "athlon01"));

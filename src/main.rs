@@ -41,7 +41,8 @@ fn run() -> Result<ExitCode, Error> {
 
 fn check(path: &std::path::Path) -> Result<ExitCode, Error> {
     let file = std::fs::File::open(path).map_err(|e| Error::in_file(path, e))?;
-    let report = integrador::paje::check::check(io::BufReader::new(file)).map_err(|e| Error::in_file(path, e))?;
+    let report = integrador::paje::check::check(io::BufReader::new(file))
+        .map_err(|e| Error::in_file(path, e))?;
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let shown = path.display();
@@ -67,7 +68,15 @@ fn check(path: &std::path::Path) -> Result<ExitCode, Error> {
         report.events,
         report.errors,
         report.warnings,
-        if report.accepted() { "accept" } else { "reject" }
+        if report.accepted() {
+            "accept"
+        } else {
+            "reject"
+        }
     );
-    Ok(if report.accepted() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.accepted() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

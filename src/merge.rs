@@ -54,7 +54,11 @@ impl Merge {
         let mut heap = BinaryHeap::with_capacity(sources.len());
         for (i, s) in sources.iter_mut().enumerate() {
             if let Some(event) = s.next_event(reg)? {
-                heap.push(Head { event, source: i, seq: 0 });
+                heap.push(Head {
+                    event,
+                    source: i,
+                    seq: 0,
+                });
             }
         }
         let seq = vec![1; sources.len()];
@@ -108,7 +112,11 @@ mod tests {
         fn next_event(&mut self, _: &mut Registry) -> Result<Option<Event>> {
             Ok(self.0.next().map(|time| Event {
                 time,
-                op: Op::SetVariable { container: ContainerId(self.2), ty: TypeId(0), value: 0.0 },
+                op: Op::SetVariable {
+                    container: ContainerId(self.2),
+                    ty: TypeId(0),
+                    value: 0.0,
+                },
             }))
         }
         fn stats(&self) -> &SourceStats {
@@ -121,7 +129,13 @@ mod tests {
         let sources: Vec<Box<dyn EventSource>> = inputs
             .iter()
             .enumerate()
-            .map(|(i, v)| Box::new(VecSource(v.clone().into_iter(), SourceStats::default(), i as u32)) as Box<dyn EventSource>)
+            .map(|(i, v)| {
+                Box::new(VecSource(
+                    v.clone().into_iter(),
+                    SourceStats::default(),
+                    i as u32,
+                )) as Box<dyn EventSource>
+            })
             .collect();
         let mut m = Merge::new(sources, &mut reg).unwrap();
         let mut out = Vec::new();

@@ -123,7 +123,13 @@ impl Registry {
         };
         let mut parent = None;
         for level in me.hierarchy.levels.clone() {
-            let id = me.push_type(TypeDef { kind: TypeKind::Container, parent, name: level.name, color: None, declared: false });
+            let id = me.push_type(TypeDef {
+                kind: TypeKind::Container,
+                parent,
+                name: level.name,
+                color: None,
+                declared: false,
+            });
             me.level_types.push(id);
             parent = Some(id);
         }
@@ -182,7 +188,9 @@ impl Registry {
 
     /// The container type of a role, if the hierarchy has that level.
     pub fn level_type(&self, role: Role) -> Option<TypeId> {
-        self.hierarchy.level_of(role).and_then(|i| self.level_types.get(i).copied())
+        self.hierarchy
+            .level_of(role)
+            .and_then(|i| self.level_types.get(i).copied())
     }
 
     fn push_type(&mut self, def: TypeDef) -> TypeId {
@@ -191,9 +199,19 @@ impl Registry {
         id
     }
 
-    fn push_container(&mut self, ty: TypeId, parent: Option<ContainerId>, name: String) -> ContainerId {
+    fn push_container(
+        &mut self,
+        ty: TypeId,
+        parent: Option<ContainerId>,
+        name: String,
+    ) -> ContainerId {
         let id = ContainerId(self.containers.len() as u32);
-        self.containers.push(ContainerDef { ty, parent, name, created: false });
+        self.containers.push(ContainerDef {
+            ty,
+            parent,
+            name,
+            created: false,
+        });
         id
     }
 
@@ -265,7 +283,10 @@ impl Registry {
             m
         };
         self.machine_cache.insert(host.to_string(), id);
-        self.hosts_seen.push(HostSeen { name: host.to_string(), machine: id });
+        self.hosts_seen.push(HostSeen {
+            name: host.to_string(),
+            machine: id,
+        });
         id
     }
 
@@ -311,23 +332,48 @@ impl Registry {
 
     /// The variable type of metric `key` under container type `parent`,
     /// named and colored by `display` (else by the key and the palette).
-    pub fn variable_type(&mut self, parent: TypeId, key: &str, display: Option<&Display>) -> TypeId {
+    pub fn variable_type(
+        &mut self,
+        parent: TypeId,
+        key: &str,
+        display: Option<&Display>,
+    ) -> TypeId {
         self.sub_type(parent, TypeKind::Variable, key, display)
     }
 
-    fn sub_type(&mut self, parent: TypeId, kind: TypeKind, key: &str, display: Option<&Display>) -> TypeId {
+    fn sub_type(
+        &mut self,
+        parent: TypeId,
+        kind: TypeKind,
+        key: &str,
+        display: Option<&Display>,
+    ) -> TypeId {
         if let Some(&t) = self.sub_types.get(&(parent, kind, key.to_string())) {
             return t;
         }
-        let name = display.and_then(|d| d.name.clone()).unwrap_or_else(|| key.to_string());
+        let name = display
+            .and_then(|d| d.name.clone())
+            .unwrap_or_else(|| key.to_string());
         let color = match kind {
-            TypeKind::Variable => Some(display.and_then(|d| d.color.clone()).unwrap_or_else(|| {
-                let n = self.types.iter().filter(|t| t.kind == TypeKind::Variable).count();
-                PALETTE[n % PALETTE.len()].to_string()
-            })),
+            TypeKind::Variable => {
+                Some(display.and_then(|d| d.color.clone()).unwrap_or_else(|| {
+                    let n = self
+                        .types
+                        .iter()
+                        .filter(|t| t.kind == TypeKind::Variable)
+                        .count();
+                    PALETTE[n % PALETTE.len()].to_string()
+                }))
+            }
             _ => None,
         };
-        let t = self.push_type(TypeDef { kind, parent: Some(parent), name, color, declared: false });
+        let t = self.push_type(TypeDef {
+            kind,
+            parent: Some(parent),
+            name,
+            color,
+            declared: false,
+        });
         self.sub_types.insert((parent, kind, key.to_string()), t);
         t
     }

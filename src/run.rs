@@ -50,10 +50,17 @@ pub struct RunReport {
 }
 
 fn open_sync(cfg: &Config, hierarchy: &Hierarchy) -> Result<Option<SyncTable>> {
-    let Some(path) = &cfg.sync else { return Ok(None) };
+    let Some(path) = &cfg.sync else {
+        return Ok(None);
+    };
     let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
-    let decoded = integrador_timesync::read(io::BufReader::new(file)).map_err(|e| Error::in_file(path, e))?;
-    let fit = if cfg.sync_fit { SyncFit::LeastSquares } else { hierarchy.sync_fit };
+    let decoded =
+        integrador_timesync::read(io::BufReader::new(file)).map_err(|e| Error::in_file(path, e))?;
+    let fit = if cfg.sync_fit {
+        SyncFit::LeastSquares
+    } else {
+        hierarchy.sync_fit
+    };
     SyncTable::from_file(path, &decoded, fit).map(Some)
 }
 
@@ -88,10 +95,17 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         let found = sync.lookup(host, &identity);
         if !clocks.iter().any(|c| c.host == host) {
             let map = found.map(|(m, name)| {
-                let lines = sync.hosts.iter().find(|h| h.host == name).map_or(0, |h| h.lines_used);
+                let lines = sync
+                    .hosts
+                    .iter()
+                    .find(|h| h.host == name)
+                    .map_or(0, |h| h.lines_used);
                 (name.to_string(), m, lines)
             });
-            clocks.push(ClockUse { host: host.to_string(), map });
+            clocks.push(ClockUse {
+                host: host.to_string(),
+                map,
+            });
         }
         found.map(|(m, _)| m)
     };
@@ -107,7 +121,12 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
                 )))
             }
         }
-        sources.push(Box::new(OsSource::open(path, cfg.reorder_window, &mut reg, &mut clock_of)?));
+        sources.push(Box::new(OsSource::open(
+            path,
+            cfg.reorder_window,
+            &mut reg,
+            &mut clock_of,
+        )?));
     }
     for path in &cfg.ganglia {
         match integrador_ganglia::detect(&head(path)?) {
@@ -119,20 +138,36 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
                 )))
             }
         }
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let g = &reg.hierarchy.ganglia;
         let per_file = g.files.get(&name);
         let collector = per_file
             .and_then(|f| f.collector.clone())
             .or(cfg.ganglia_collector.clone())
             .or(g.defaults.collector.clone());
-        let cluster = per_file.and_then(|f| f.cluster.clone()).or(g.defaults.cluster.clone());
-        let setup = TracedSetup { collector: collector.as_deref(), cluster: cluster.as_deref(), window: cfg.reorder_window };
-        sources.push(Box::new(TracedSource::open(path, setup, &reg, &mut clock_of)?));
+        let cluster = per_file
+            .and_then(|f| f.cluster.clone())
+            .or(g.defaults.cluster.clone());
+        let setup = TracedSetup {
+            collector: collector.as_deref(),
+            cluster: cluster.as_deref(),
+            window: cfg.reorder_window,
+        };
+        sources.push(Box::new(TracedSource::open(
+            path,
+            setup,
+            &reg,
+            &mut clock_of,
+        )?));
     }
 
     let mut merge = Merge::new(sources, &mut reg)?;
-    let origin = merge.peek_time().map_or(0, |t| t.div_euclid(1_000_000_000) * 1_000_000_000);
+    let origin = merge
+        .peek_time()
+        .map_or(0, |t| t.div_euclid(1_000_000_000) * 1_000_000_000);
 
     let progress = (!cfg.quiet && io::stderr().is_terminal()).then(|| {
         let pb = indicatif::ProgressBar::new_spinner();
@@ -144,9 +179,16 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         Output::Stdout => {
             let stdout = io::stdout();
             let out = BufWriter::with_capacity(1 << 18, stdout.lock());
-            write_all(&mut merge, &mut reg, out, origin, cfg.absolute_time, progress.as_ref())
-                .map_err(|e| io_error(e, "standard output"))?
-                .1
+            write_all(
+                &mut merge,
+                &mut reg,
+                out,
+                origin,
+                cfg.absolute_time,
+                progress.as_ref(),
+            )
+            .map_err(|e| io_error(e, "standard output"))?
+            .1
         }
         Output::File(path) => {
             let dir = match path.parent() {
@@ -162,13 +204,26 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
                 .suffix(".paje.tmp")
                 .tempfile_in(dir)
                 .map_err(|e| Error::in_file(dir, format!("cannot create the output: {e}")))?;
-            let file = tmp.as_file().try_clone().map_err(|e| Error::in_file(path, e))?;
+            let file = tmp
+                .as_file()
+                .try_clone()
+                .map_err(|e| Error::in_file(path, e))?;
             let out = BufWriter::with_capacity(1 << 18, file);
-            let (out, stats) = write_all(&mut merge, &mut reg, out, origin, cfg.absolute_time, progress.as_ref())
-                .map_err(|e| io_error(e, &path.display().to_string()))?;
-            let file = out.into_inner().map_err(|e| Error::in_file(path, e.error().to_string()))?;
+            let (out, stats) = write_all(
+                &mut merge,
+                &mut reg,
+                out,
+                origin,
+                cfg.absolute_time,
+                progress.as_ref(),
+            )
+            .map_err(|e| io_error(e, &path.display().to_string()))?;
+            let file = out
+                .into_inner()
+                .map_err(|e| Error::in_file(path, e.error().to_string()))?;
             file.sync_all().ok();
-            tmp.persist(path).map_err(|e| Error::in_file(path, e.error))?;
+            tmp.persist(path)
+                .map_err(|e| Error::in_file(path, e.error))?;
             stats
         }
     };
@@ -179,7 +234,13 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     let hosts = reg
         .hosts_seen()
         .iter()
-        .map(|h| (h.name.clone(), reg.container(h.machine).name.clone(), reg.cluster_of_machine(h.machine).map(str::to_string)))
+        .map(|h| {
+            (
+                h.name.clone(),
+                reg.container(h.machine).name.clone(),
+                reg.cluster_of_machine(h.machine).map(str::to_string),
+            )
+        })
         .collect();
     let mut warnings = reg.hierarchy.warnings.clone();
     warnings.extend(reg.warnings.iter().cloned());

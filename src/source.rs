@@ -5,8 +5,8 @@
 
 use crate::clock::ClockMap;
 use crate::error::{Error, Result};
-use crate::registry::Registry;
 use crate::model::Event;
+use crate::registry::Registry;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
@@ -80,7 +80,13 @@ pub struct Reorder<T> {
 impl<T> Reorder<T> {
     /// A buffer for a window of `window` ns of source time.
     pub fn new(window: i64) -> Self {
-        Reorder { window, heap: BinaryHeap::new(), max_seen: None, seq: 0, reordered: 0 }
+        Reorder {
+            window,
+            heap: BinaryHeap::new(),
+            max_seen: None,
+            seq: 0,
+            reordered: 0,
+        }
     }
 
     /// Adds a record read at `line` with source time `time`. Fails when it
@@ -102,7 +108,11 @@ impl<T> Reorder<T> {
             }
             _ => self.max_seen = Some((time, line)),
         }
-        self.heap.push(Pending { time, seq: self.seq, item });
+        self.heap.push(Pending {
+            time,
+            seq: self.seq,
+            item,
+        });
         self.seq += 1;
         Ok(())
     }
@@ -151,7 +161,11 @@ mod tests {
     #[test]
     fn refuses_to_go_back_further() {
         let e = run(10, &[5, 100, 89]).unwrap_err();
-        assert!(e.message.starts_with("f: line 3: time goes back 11ns before line 2"), "{e}");
+        assert!(
+            e.message
+                .starts_with("f: line 3: time goes back 11ns before line 2"),
+            "{e}"
+        );
     }
 
     proptest::proptest! {

@@ -11,10 +11,16 @@ const MAX_ROWS: usize = 8;
 
 fn epoch_text(ns: i64) -> String {
     chrono::DateTime::from_timestamp(ns.div_euclid(1_000_000_000), 0)
-        .map_or_else(String::new, |d| d.format(" (%Y-%m-%d %H:%M:%S UTC)").to_string())
+        .map_or_else(String::new, |d| {
+            d.format(" (%Y-%m-%d %H:%M:%S UTC)").to_string()
+        })
 }
 
-fn rows<T>(out: &mut dyn Write, items: &[T], mut row: impl FnMut(&mut dyn Write, &T) -> io::Result<()>) -> io::Result<()> {
+fn rows<T>(
+    out: &mut dyn Write,
+    items: &[T],
+    mut row: impl FnMut(&mut dyn Write, &T) -> io::Result<()>,
+) -> io::Result<()> {
     for item in items.iter().take(MAX_ROWS) {
         row(out, item)?;
     }
@@ -41,8 +47,15 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
     )?;
     writeln!(out, "  sources:")?;
     rows(out, &r.sources, |out, s| {
-        let name = s.path.file_name().map_or_else(|| s.path.display().to_string(), |n| n.to_string_lossy().into_owned());
-        write!(out, "    {:<8}{name}: {} records, {} events", s.kind, s.records, s.events)?;
+        let name = s.path.file_name().map_or_else(
+            || s.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        write!(
+            out,
+            "    {:<8}{name}: {} records, {} events",
+            s.kind, s.records, s.events
+        )?;
         if s.reordered > 0 {
             write!(out, ", {} reordered", s.reordered)?;
         }
@@ -53,7 +66,9 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
     })?;
     writeln!(out, "  hosts:")?;
     rows(out, &r.hosts, |out, (name, machine, cluster)| {
-        let place = cluster.as_ref().map_or_else(String::new, |c| format!(" in cluster {c}"));
+        let place = cluster
+            .as_ref()
+            .map_or_else(String::new, |c| format!(" in cluster {c}"));
         if name == machine {
             writeln!(out, "    {name}: Machine {machine}{place}")
         } else {
@@ -61,24 +76,42 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
         }
     })?;
     match &r.reference {
-        None => writeln!(out, "  clocks: no sync file; every time is taken as on the reference clock")?,
+        None => writeln!(
+            out,
+            "  clocks: no sync file; every time is taken as on the reference clock"
+        )?,
         Some(reference) => {
             writeln!(out, "  clocks (reference {reference}):")?;
             let corrected: Vec<_> = r.clocks.iter().filter(|c| c.map.is_some()).collect();
             rows(out, &corrected, |out, c| {
-                let Some((name, map, lines)) = &c.map else { return Ok(()) };
+                let Some((name, map, lines)) = &c.map else {
+                    return Ok(());
+                };
                 let offset = map.offset_at(r.origin) as f64 / 1e9;
                 writeln!(
                     out,
                     "    {}{}: offset {offset:+.6} s at T0, drift {:+.3} ppm, {lines} sync line(s)",
                     c.host,
-                    if name != &c.host { format!(" (sync name {name})") } else { String::new() },
+                    if name != &c.host {
+                        format!(" (sync name {name})")
+                    } else {
+                        String::new()
+                    },
                     map.drift_ppm()
                 )
             })?;
-            let missing: Vec<&str> = r.clocks.iter().filter(|c| c.map.is_none()).map(|c| c.host.as_str()).collect();
+            let missing: Vec<&str> = r
+                .clocks
+                .iter()
+                .filter(|c| c.map.is_none())
+                .map(|c| c.host.as_str())
+                .collect();
             if !missing.is_empty() {
-                writeln!(out, "    uncorrected (not in the sync file): {}", missing.join(", "))?;
+                writeln!(
+                    out,
+                    "    uncorrected (not in the sync file): {}",
+                    missing.join(", ")
+                )?;
             }
         }
     }
@@ -86,12 +119,23 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
         .sources
         .iter()
         .filter(|s| s.clock_host.is_none())
-        .map(|s| s.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()))
+        .map(|s| {
+            s.path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        })
         .collect();
     if !unstamped.is_empty() {
-        writeln!(out, "    no collector named, taken as reference time: {}", unstamped.join(", "))?;
+        writeln!(
+            out,
+            "    no collector named, taken as reference time: {}",
+            unstamped.join(", ")
+        )?;
     }
-    writeln!(out, "  messages: none (no message-passing source in this run)")?;
+    writeln!(
+        out,
+        "  messages: none (no message-passing source in this run)"
+    )?;
     if !r.warnings.is_empty() {
         writeln!(out, "  warnings:")?;
         rows(out, &r.warnings, |out, w| writeln!(out, "    {w}"))?;

@@ -8,21 +8,48 @@ use std::path::Path;
 
 fn run_ok(args: &[&str]) {
     let o = integrador(args);
-    assert!(o.status.success(), "integrador {args:?} failed: {}", stderr(&o));
+    assert!(
+        o.status.success(),
+        "integrador {args:?} failed: {}",
+        stderr(&o)
+    );
 }
 
 /// pj_dump lines of one kind (`Variable`, `State`, `Container`).
 fn dump_count(lines: &[String], kind: &str) -> usize {
-    lines.iter().filter(|l| l.split(',').next() == Some(kind)).count()
+    lines
+        .iter()
+        .filter(|l| l.split(',').next() == Some(kind))
+        .count()
 }
 
 fn check_counts(trace: &Path, variables: usize, states: usize) {
     assert_valid(trace);
-    assert_eq!(count_events(trace, "PajeSetVariable"), variables, "SetVariable lines of {}", trace.display());
-    assert_eq!(count_events(trace, "PajeSetState"), states, "SetState lines of {}", trace.display());
+    assert_eq!(
+        count_events(trace, "PajeSetVariable"),
+        variables,
+        "SetVariable lines of {}",
+        trace.display()
+    );
+    assert_eq!(
+        count_events(trace, "PajeSetState"),
+        states,
+        "SetState lines of {}",
+        trace.display()
+    );
     if let Some(lines) = pj_dump_lines(trace) {
-        assert_eq!(dump_count(&lines, "Variable"), variables, "pj_dump Variable lines of {}", trace.display());
-        assert_eq!(dump_count(&lines, "State"), states, "pj_dump State lines of {}", trace.display());
+        assert_eq!(
+            dump_count(&lines, "Variable"),
+            variables,
+            "pj_dump Variable lines of {}",
+            trace.display()
+        );
+        assert_eq!(
+            dump_count(&lines, "State"),
+            states,
+            "pj_dump State lines of {}",
+            trace.display()
+        );
     }
 }
 
@@ -31,7 +58,13 @@ fn ganglia_cluster_example() {
     let truth = read_json(&fixture("ganglia/cluster-example.expected.json"));
     let d = tempdir();
     let out = d.path().join("g.paje");
-    run_ok(&["-q", "-ganglia", fixture("ganglia/cluster-example.traced").to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    run_ok(&[
+        "-q",
+        "-ganglia",
+        fixture("ganglia/cluster-example.traced").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     check_counts(&out, truth["data_lines"].as_u64().unwrap() as usize, 0);
     // Per host and metric, as many samples as the recording has.
     if let Some(lines) = pj_dump_lines(&out) {
@@ -41,7 +74,11 @@ fn ganglia_cluster_example() {
                     .iter()
                     .filter(|l| l.starts_with(&format!("Variable, {host}, {metric}, ")))
                     .count();
-                assert_eq!(n as u64, facts["count"].as_u64().unwrap(), "{host} {metric}");
+                assert_eq!(
+                    n as u64,
+                    facts["count"].as_u64().unwrap(),
+                    "{host} {metric}"
+                );
             }
         }
     }
@@ -53,7 +90,13 @@ fn grid_domains_alone() {
     for (file, n) in [("grid/domain-a.traced", 546), ("grid/domain-b.traced", 330)] {
         let d = tempdir();
         let out = d.path().join("g.paje");
-        run_ok(&["-q", "-ganglia", fixture(file).to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        run_ok(&[
+            "-q",
+            "-ganglia",
+            fixture(file).to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
         check_counts(&out, n, 0);
     }
 }
@@ -72,13 +115,28 @@ fn sched_vm_os() {
     let truth = read_json(&fixture("sched/pingpong-pipe/expected.json"));
     let d = tempdir();
     let out = d.path().join("os.paje");
-    run_ok(&["-q", "-os", fixture("sched/pingpong-pipe/vm.os").to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    run_ok(&[
+        "-q",
+        "-os",
+        fixture("sched/pingpong-pipe/vm.os").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     check_counts(&out, 0, os_state_changes(&truth["vm.os"]["per_pid"]));
     if let Some(lines) = pj_dump_lines(&out) {
         // Six processes, each alternating running and blocked.
         for (pid, facts) in truth["vm.os"]["per_pid"].as_object().unwrap() {
-            let running = lines.iter().filter(|l| l.starts_with(&format!("State, {pid}, OS state,")) && l.ends_with(", running")).count();
-            assert_eq!(running as u64, facts["unblock"].as_u64().unwrap(), "pid {pid}");
+            let running = lines
+                .iter()
+                .filter(|l| {
+                    l.starts_with(&format!("State, {pid}, OS state,")) && l.ends_with(", running")
+                })
+                .count();
+            assert_eq!(
+                running as u64,
+                facts["unblock"].as_u64().unwrap(),
+                "pid {pid}"
+            );
         }
     }
 }
@@ -87,7 +145,13 @@ fn sched_vm_os() {
 fn unify_node01_os() {
     let d = tempdir();
     let out = d.path().join("os.paje");
-    run_ok(&["-q", "-os", fixture("unify/node01.os").to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    run_ok(&[
+        "-q",
+        "-os",
+        fixture("unify/node01.os").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     check_counts(&out, 0, 2514);
 }
 
@@ -111,17 +175,36 @@ fn scenario_pingpong_localhost() {
         out.to_str().unwrap(),
     ]);
     let samples = truth["ganglia"]["traced_lines"].as_u64().unwrap() as usize;
-    check_counts(&out, samples, os_state_changes(&truth["os_file"]["per_pid"]));
+    check_counts(
+        &out,
+        samples,
+        os_state_changes(&truth["os_file"]["per_pid"]),
+    );
     if let Some(lines) = pj_dump_lines(&out) {
         // One Machine `vm` with the two ranks, each with its helper thread.
-        let machines: Vec<&String> = lines.iter().filter(|l| l.starts_with("Container, ") && l.contains(", Machine, ")).collect();
+        let machines: Vec<&String> = lines
+            .iter()
+            .filter(|l| l.starts_with("Container, ") && l.contains(", Machine, "))
+            .collect();
         assert_eq!(machines.len(), 1, "{machines:?}");
         assert!(machines[0].ends_with(", vm"));
         for rank in &truth["mpi"]["ranks"].as_array().unwrap()[..] {
             let pid = rank["pid"].as_u64().unwrap();
-            assert!(lines.iter().any(|l| l.starts_with("Container, vm, Process, ") && l.ends_with(&format!(", {pid}"))), "process {pid}");
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with("Container, vm, Process, ")
+                        && l.ends_with(&format!(", {pid}"))),
+                "process {pid}"
+            );
             let tid = rank["tids"][1].as_u64().unwrap();
-            assert!(lines.iter().any(|l| l.starts_with(&format!("Container, {pid}, Thread, ")) && l.ends_with(&format!(", {tid}"))), "thread {tid}");
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with(&format!("Container, {pid}, Thread, "))
+                        && l.ends_with(&format!(", {tid}"))),
+                "thread {tid}"
+            );
         }
     }
 }
@@ -149,8 +232,12 @@ fn short_and_qualified_names_give_one_machine() {
         assert_eq!(node01.len(), 1, "{node01:?}");
         let name = node01[0].rsplit(", ").next().unwrap();
         // Its processes and its metrics are under the same container.
-        assert!(lines.iter().any(|l| l.starts_with(&format!("Container, {name}, Process, "))));
-        assert!(lines.iter().any(|l| l.starts_with(&format!("Variable, {name}, cpu_user, "))));
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with(&format!("Container, {name}, Process, "))));
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with(&format!("Variable, {name}, cpu_user, "))));
     }
 }
 
@@ -169,21 +256,44 @@ fn grid_gives_two_clusters_under_one_grid() {
         out.to_str().unwrap(),
     ]);
     check_counts(&out, 546 + 330, 0);
-    let Some(lines) = pj_dump_lines(&out) else { return };
-    let grids: Vec<&String> = lines.iter().filter(|l| l.starts_with("Container, 0, Grid, ")).collect();
+    let Some(lines) = pj_dump_lines(&out) else {
+        return;
+    };
+    let grids: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("Container, 0, Grid, "))
+        .collect();
     assert_eq!(grids.len(), 1);
-    let clusters: Vec<&String> = lines.iter().filter(|l| l.starts_with("Container, grid, Cluster, ")).collect();
+    let clusters: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("Container, grid, Cluster, "))
+        .collect();
     assert_eq!(clusters.len(), 2, "{clusters:?}");
     for (cluster, hosts) in [
-        ("cluster.example", [("node01.cluster.example", 351), ("node02.cluster.example", 195)]),
-        ("lsc.example", [("athlon01.lsc.example", 135), ("athlon02.lsc.example", 195)]),
+        (
+            "cluster.example",
+            [
+                ("node01.cluster.example", 351),
+                ("node02.cluster.example", 195),
+            ],
+        ),
+        (
+            "lsc.example",
+            [("athlon01.lsc.example", 135), ("athlon02.lsc.example", 195)],
+        ),
     ] {
         for (host, samples) in hosts {
             assert!(
-                lines.iter().any(|l| l.starts_with(&format!("Container, {cluster}, Machine, ")) && l.ends_with(&format!(", {host}"))),
+                lines.iter().any(
+                    |l| l.starts_with(&format!("Container, {cluster}, Machine, "))
+                        && l.ends_with(&format!(", {host}"))
+                ),
                 "{host} under {cluster}"
             );
-            let n = lines.iter().filter(|l| l.starts_with(&format!("Variable, {host}, "))).count();
+            let n = lines
+                .iter()
+                .filter(|l| l.starts_with(&format!("Variable, {host}, ")))
+                .count();
             assert_eq!(n, samples, "{host}");
         }
     }
@@ -198,7 +308,9 @@ fn same_inputs_give_the_same_bytes() {
             "-q",
             "-os",
             fixture("unify/node01.os").to_str().unwrap(),
-            fixture("scenarios/pingpong-localhost/sched/vm.os").to_str().unwrap(),
+            fixture("scenarios/pingpong-localhost/sched/vm.os")
+                .to_str()
+                .unwrap(),
             "-ganglia",
             fixture("ganglia/cluster-example.traced").to_str().unwrap(),
             fixture("grid/domain-b.traced").to_str().unwrap(),

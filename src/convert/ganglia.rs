@@ -51,15 +51,19 @@ impl TracedSource {
         clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
     ) -> Result<TracedSource> {
         let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
-        let reader = TracedReader::new(BufReader::with_capacity(1 << 16, file)).map_err(|e| Error::in_file(path, e))?;
+        let reader = TracedReader::new(BufReader::with_capacity(1 << 16, file))
+            .map_err(|e| Error::in_file(path, e))?;
         let header = reader.header().clone();
         // conventions.md §2: a header line wins over the hierarchy file.
-        let collector = header.collector.clone().or(setup.collector.map(str::to_string));
+        let collector = header
+            .collector
+            .clone()
+            .or(setup.collector.map(str::to_string));
         let cluster = header.cluster.clone().or(setup.cluster.map(str::to_string));
-        let clock = collector.as_deref().and_then(|c| clock_of(c));
-        let machine_type = reg
-            .level_type(Role::Machine)
-            .ok_or_else(|| Error::usage("the hierarchy has no machine level for Ganglia metrics"))?;
+        let clock = collector.as_deref().and_then(&mut *clock_of);
+        let machine_type = reg.level_type(Role::Machine).ok_or_else(|| {
+            Error::usage("the hierarchy has no machine level for Ganglia metrics")
+        })?;
         Ok(TracedSource {
             path: path.to_path_buf(),
             reader,
@@ -100,30 +104,45 @@ impl TracedSource {
                 t
             }
         };
-        Op::SetVariable { container: machine, ty, value: s.value }
+        Op::SetVariable {
+            container: machine,
+            ty,
+            value: s.value,
+        }
     }
 }
 
 impl EventSource for TracedSource {
     fn next_event(&mut self, reg: &mut Registry) -> Result<Option<Event>> {
         loop {
-            let ready = if self.done { self.reorder.pop_any() } else { self.reorder.pop_ready() };
+            let ready = if self.done {
+                self.reorder.pop_any()
+            } else {
+                self.reorder.pop_ready()
+            };
             if let Some((t, op)) = ready {
                 self.stats.events += 1;
-                return Ok(Some(Event { time: self.clock.map(t), op }));
+                return Ok(Some(Event {
+                    time: self.clock.map(t),
+                    op,
+                }));
             }
             if self.done {
                 self.stats.reordered = self.reorder.reordered;
                 return Ok(None);
             }
-            let more = self.reader.read_sample(&mut self.sample).map_err(|e| Error::in_file(&self.path, e))?;
+            let more = self
+                .reader
+                .read_sample(&mut self.sample)
+                .map_err(|e| Error::in_file(&self.path, e))?;
             if !more {
                 self.done = true;
                 continue;
             }
             self.stats.records += 1;
             let op = self.convert(reg);
-            self.reorder.push(&self.path, self.sample.line, self.sample.time_ns, op)?;
+            self.reorder
+                .push(&self.path, self.sample.line, self.sample.time_ns, op)?;
         }
     }
 

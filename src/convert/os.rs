@@ -33,7 +33,9 @@ pub struct OsSource {
 /// The host an `.os` file describes: its `# host` line, else the file stem.
 pub fn host_of(path: &Path, header_host: Option<&str>) -> String {
     header_host.map(str::to_string).unwrap_or_else(|| {
-        path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
     })
 }
 
@@ -46,7 +48,8 @@ impl OsSource {
         clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
     ) -> Result<OsSource> {
         let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
-        let reader = OsReader::new(BufReader::with_capacity(1 << 16, file)).map_err(|e| Error::in_file(path, e))?;
+        let reader = OsReader::new(BufReader::with_capacity(1 << 16, file))
+            .map_err(|e| Error::in_file(path, e))?;
         if reg.level_type(Role::Process).is_none() {
             return Err(Error::usage(format!(
                 "{}: kernel traces need a container type with role `process` in the hierarchy ({})",
@@ -56,10 +59,18 @@ impl OsSource {
         }
         let host = host_of(path, reader.header().host.as_deref());
         if host.is_empty() {
-            return Err(Error::in_file(path, "no host name: add a `# host <name>` line"));
+            return Err(Error::in_file(
+                path,
+                "no host name: add a `# host <name>` line",
+            ));
         }
         let machine = reg.machine(&host, None);
-        let thread_of = reader.header().threads.iter().map(|&(t, p)| (t, p)).collect();
+        let thread_of = reader
+            .header()
+            .threads
+            .iter()
+            .map(|&(t, p)| (t, p))
+            .collect();
         let clock = clock_of(&host);
         Ok(OsSource {
             path: path.to_path_buf(),
@@ -70,7 +81,13 @@ impl OsSource {
             clock: clock.unwrap_or(ClockMap::Identity),
             reorder: Reorder::new(window),
             done: false,
-            stats: SourceStats { kind: "os", path: path.to_path_buf(), clock_host: Some(host), clock, ..SourceStats::default() },
+            stats: SourceStats {
+                kind: "os",
+                path: path.to_path_buf(),
+                clock_host: Some(host),
+                clock,
+                ..SourceStats::default()
+            },
         })
     }
 
@@ -98,16 +115,27 @@ impl OsSource {
 impl EventSource for OsSource {
     fn next_event(&mut self, reg: &mut Registry) -> Result<Option<Event>> {
         loop {
-            let ready = if self.done { self.reorder.pop_any() } else { self.reorder.pop_ready() };
+            let ready = if self.done {
+                self.reorder.pop_any()
+            } else {
+                self.reorder.pop_ready()
+            };
             if let Some((t, op)) = ready {
                 self.stats.events += 1;
-                return Ok(Some(Event { time: self.clock.map(t), op }));
+                return Ok(Some(Event {
+                    time: self.clock.map(t),
+                    op,
+                }));
             }
             if self.done {
                 self.stats.reordered = self.reorder.reordered;
                 return Ok(None);
             }
-            let Some(rec) = self.reader.next_record().map_err(|e| Error::in_file(&self.path, e))? else {
+            let Some(rec) = self
+                .reader
+                .next_record()
+                .map_err(|e| Error::in_file(&self.path, e))?
+            else {
                 self.done = true;
                 continue;
             };
@@ -116,8 +144,21 @@ impl EventSource for OsSource {
                 continue;
             };
             let (container, running, blocked, ty) = self.row(reg, pid);
-            let value = if rec.kind == OsKind::Unblock { running } else { blocked };
-            self.reorder.push(&self.path, rec.line, rec.time_ns, Op::SetState { container, ty, value })?;
+            let value = if rec.kind == OsKind::Unblock {
+                running
+            } else {
+                blocked
+            };
+            self.reorder.push(
+                &self.path,
+                rec.line,
+                rec.time_ns,
+                Op::SetState {
+                    container,
+                    ty,
+                    value,
+                },
+            )?;
         }
     }
 

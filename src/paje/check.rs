@@ -60,7 +60,11 @@ impl Report {
             Severity::Warning => self.warnings += 1,
         }
         if self.findings.len() < MAX_FINDINGS {
-            self.findings.push(Finding { line, severity, message });
+            self.findings.push(Finding {
+                line,
+                severity,
+                message,
+            });
         }
     }
 
@@ -221,7 +225,9 @@ fn parse_double(s: &str) -> Option<f64> {
         end += 1;
         if let Some(prefix) = s.get(..end) {
             if let Ok(v) = prefix.parse::<f64>() {
-                if !prefix.ends_with(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E') || v.is_finite() {
+                if !prefix.ends_with(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+                    || v.is_finite()
+                {
                     best = Some(v);
                 }
             }
@@ -232,7 +238,13 @@ fn parse_double(s: &str) -> Option<f64> {
 
 impl Checker {
     fn new() -> Checker {
-        let root_type = TypeInfo { nature: Nature::Container, parent: None, name: "0".into(), values: HashMap::new(), next_value: 0 };
+        let root_type = TypeInfo {
+            nature: Nature::Container,
+            parent: None,
+            name: "0".into(),
+            values: HashMap::new(),
+            next_value: 0,
+        };
         let root = ContainerInfo {
             ty: 0,
             name: "0".into(),
@@ -266,12 +278,21 @@ impl Checker {
 
     fn line(&mut self, line: u64, bytes: &[u8]) {
         let (words, dropped, comment) = tokenize(bytes);
-        let words: Vec<String> = words.iter().map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+        let words: Vec<String> = words
+            .iter()
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect();
         if comment && self.seen_event {
-            self.warn(line, "comment after the first event line (ViTE warns on every comment)".into());
+            self.warn(
+                line,
+                "comment after the first event line (ViTE warns on every comment)".into(),
+            );
         }
         if dropped > 0 {
-            self.warn(line, format!("more than 20 fields: pj_dump drops the last {dropped}"));
+            self.warn(
+                line,
+                format!("more than 20 fields: pj_dump drops the last {dropped}"),
+            );
         }
         let Some(first) = words.first() else { return };
         if first.starts_with('%') {
@@ -304,7 +325,14 @@ impl Checker {
                 let Some(kind) = EventKind::from_name(&name) else {
                     return self.error(line, format!("unknown event name `{name}`"));
                 };
-                self.in_def = Some((id, Definition { kind, slots: vec![Slot::Known(Field::Event)] }, line));
+                self.in_def = Some((
+                    id,
+                    Definition {
+                        kind,
+                        slots: vec![Slot::Known(Field::Event)],
+                    },
+                    line,
+                ));
             }
             Some((id, mut def, start)) => {
                 if key == "EndEventDef" {
@@ -312,11 +340,22 @@ impl Checker {
                         .kind
                         .obligatory()
                         .iter()
-                        .filter(|f| !def.slots.iter().any(|s| matches!(s, Slot::Known(k) if k == *f)))
+                        .filter(|f| {
+                            !def.slots
+                                .iter()
+                                .any(|s| matches!(s, Slot::Known(k) if k == *f))
+                        })
                         .map(|f| f.name())
                         .collect();
                     if !missing.is_empty() {
-                        self.error(line, format!("definition of {} (line {start}) lacks field(s) {}", def.kind.name(), missing.join(", ")));
+                        self.error(
+                            line,
+                            format!(
+                                "definition of {} (line {start}) lacks field(s) {}",
+                                def.kind.name(),
+                                missing.join(", ")
+                            ),
+                        );
                     } else {
                         self.defs.insert(id, def);
                     }
@@ -328,10 +367,18 @@ impl Checker {
                     return;
                 };
                 if !FIELD_TYPES.contains(&ty.as_str()) {
-                    self.error(line, format!("field type `{ty}` is not one of {}", FIELD_TYPES.join(", ")));
+                    self.error(
+                        line,
+                        format!("field type `{ty}` is not one of {}", FIELD_TYPES.join(", ")),
+                    );
                 } else {
                     match Field::from_name(key) {
-                        Some(f) if def.slots.iter().any(|s| matches!(s, Slot::Known(k) if *k == f)) => {
+                        Some(f)
+                            if def
+                                .slots
+                                .iter()
+                                .any(|s| matches!(s, Slot::Known(k) if *k == f)) =>
+                        {
                             self.error(line, format!("field `{key}` is defined twice"));
                         }
                         Some(f) => def.slots.push(Slot::Known(f)),
@@ -349,14 +396,38 @@ impl Checker {
             return self.error(line, format!("event id `{id}` has not been defined"));
         };
         let kind = def.kind;
-        let slots: Vec<Option<Field>> = def.slots.iter().map(|s| if let Slot::Known(f) = s { Some(*f) } else { None }).collect();
+        let slots: Vec<Option<Field>> = def
+            .slots
+            .iter()
+            .map(|s| {
+                if let Slot::Known(f) = s {
+                    Some(*f)
+                } else {
+                    None
+                }
+            })
+            .collect();
         if w.len() < slots.len() {
             let need = slots.len();
-            return self.error(line, format!("{} needs {need} fields, the line has {} (pj_dump aborts)", kind.name(), w.len()));
+            return self.error(
+                line,
+                format!(
+                    "{} needs {need} fields, the line has {} (pj_dump aborts)",
+                    kind.name(),
+                    w.len()
+                ),
+            );
         }
         if w.len() > slots.len() {
             let need = slots.len();
-            self.warn(line, format!("{} has {need} fields, the line has {}: pj_dump complains and ignores the rest", kind.name(), w.len()));
+            self.warn(
+                line,
+                format!(
+                    "{} has {need} fields, the line has {}: pj_dump complains and ignores the rest",
+                    kind.name(),
+                    w.len()
+                ),
+            );
         }
         let get = |f: Field| -> String {
             slots
@@ -387,7 +458,13 @@ impl Checker {
             time = match parse_double(&fields.time) {
                 Some(t) => t,
                 None => {
-                    self.warn(line, format!("time `{}` is not a number; pj_dump reads garbage or 0", fields.time));
+                    self.warn(
+                        line,
+                        format!(
+                            "time `{}` is not a number; pj_dump reads garbage or 0",
+                            fields.time
+                        ),
+                    );
                     0.0
                 }
             };
@@ -408,29 +485,47 @@ impl Checker {
     }
 
     fn type_id(&self, id: &str) -> Result<usize, String> {
-        self.type_ids.get(id).copied().ok_or_else(|| format!("unknown type `{id}`"))
+        self.type_ids
+            .get(id)
+            .copied()
+            .ok_or_else(|| format!("unknown type `{id}`"))
     }
 
     fn container_id(&self, id: &str, what: &str) -> Result<usize, String> {
-        self.container_ids.get(id).copied().ok_or_else(|| format!("unknown {what}container `{id}`"))
+        self.container_ids
+            .get(id)
+            .copied()
+            .ok_or_else(|| format!("unknown {what}container `{id}`"))
     }
 
     fn define_type(&mut self, f: &Fields, nature: Nature, what: &str) -> Result<(), String> {
-        let parent = self.type_id(&f.ty).map_err(|_| format!("unknown container type `{}`", f.ty))?;
+        let parent = self
+            .type_id(&f.ty)
+            .map_err(|_| format!("unknown container type `{}`", f.ty))?;
         if self.types[parent].nature != Nature::Container {
             return Err(format!("`{}` is not a container type", f.ty));
         }
         if nature == Nature::Container && f.name == "0" {
             return Err("the type name `0` is reserved".into());
         }
-        let ident = if f.alias.is_empty() { f.name.clone() } else { f.alias.clone() };
+        let ident = if f.alias.is_empty() {
+            f.name.clone()
+        } else {
+            f.alias.clone()
+        };
         if self.type_ids.contains_key(&ident) {
             return Err(format!("{what} type `{ident}` already defined"));
         }
         if !f.color.is_empty() && !color_ok(&f.color) {
             return Err(format!("cannot understand color `{}`", f.color));
         }
-        self.types.push(TypeInfo { nature, parent: Some(parent), name: f.name.clone(), values: HashMap::new(), next_value: 0 });
+        self.types.push(TypeInfo {
+            nature,
+            parent: Some(parent),
+            name: f.name.clone(),
+            values: HashMap::new(),
+            next_value: 0,
+        });
         self.type_ids.insert(ident, self.types.len() - 1);
         Ok(())
     }
@@ -448,7 +543,12 @@ impl Checker {
 
     /// The common checks of events on a container: the container, the type,
     /// its nature and its parent type.
-    fn target(&self, f: &Fields, nature: fn(Nature) -> bool, what: &str) -> Result<(usize, usize), String> {
+    fn target(
+        &self,
+        f: &Fields,
+        nature: fn(Nature) -> bool,
+        what: &str,
+    ) -> Result<(usize, usize), String> {
         let c = self.container_id(&f.container, "")?;
         let t = self.type_id(&f.ty)?;
         if !nature(self.types[t].nature) {
@@ -471,36 +571,66 @@ impl Checker {
             DefineVariableType => self.define_type(f, Nature::Variable, "variable"),
             DefineEventType => self.define_type(f, Nature::Event, "event"),
             DefineLinkType => {
-                let start = self.type_id(&f.start_type).map_err(|_| format!("unknown start container type `{}`", f.start_type))?;
-                let end = self.type_id(&f.end_type).map_err(|_| format!("unknown end container type `{}`", f.end_type))?;
+                let start = self
+                    .type_id(&f.start_type)
+                    .map_err(|_| format!("unknown start container type `{}`", f.start_type))?;
+                let end = self
+                    .type_id(&f.end_type)
+                    .map_err(|_| format!("unknown end container type `{}`", f.end_type))?;
                 self.define_type(f, Nature::Link { start, end }, "link")
             }
             DefineEntityValue => {
                 let t = self.type_id(&f.ty)?;
                 match self.types[t].nature {
-                    Nature::Container => return Err(format!("cannot define value `{}` for container type `{}`", f.name, f.ty)),
-                    Nature::Variable => return Err(format!("cannot define value `{}` for variable type `{}`", f.name, f.ty)),
+                    Nature::Container => {
+                        return Err(format!(
+                            "cannot define value `{}` for container type `{}`",
+                            f.name, f.ty
+                        ))
+                    }
+                    Nature::Variable => {
+                        return Err(format!(
+                            "cannot define value `{}` for variable type `{}`",
+                            f.name, f.ty
+                        ))
+                    }
                     _ => {}
                 }
                 let ty = &self.types[t];
                 for ident in [&f.alias, &f.name] {
                     if !ident.is_empty() && ty.values.contains_key(ident.as_str()) {
-                        return Err(format!("value `{ident}` of type `{}` is defined twice", f.ty));
+                        return Err(format!(
+                            "value `{ident}` of type `{}` is defined twice",
+                            f.ty
+                        ));
                     }
                 }
                 if !f.color.is_empty() && !color_ok(&f.color) {
                     return Err(format!("cannot understand color `{}`", f.color));
                 }
-                let v = self.value_of(t, if f.alias.is_empty() { &f.name } else { &f.alias });
+                let v = self.value_of(
+                    t,
+                    if f.alias.is_empty() {
+                        &f.name
+                    } else {
+                        &f.alias
+                    },
+                );
                 self.types[t].values.insert(f.name.clone(), v);
                 Ok(())
             }
             CreateContainer => {
-                let ident = if f.alias.is_empty() { f.name.clone() } else { f.alias.clone() };
+                let ident = if f.alias.is_empty() {
+                    f.name.clone()
+                } else {
+                    f.alias.clone()
+                };
                 if ident == "0" {
                     return Err("the container name `0` is reserved".into());
                 }
-                let t = self.type_id(&f.ty).map_err(|_| format!("unknown container type `{}`", f.ty))?;
+                let t = self
+                    .type_id(&f.ty)
+                    .map_err(|_| format!("unknown container type `{}`", f.ty))?;
                 if self.types[t].nature != Nature::Container {
                     return Err(format!("`{}` is not a container type", f.ty));
                 }
@@ -528,13 +658,18 @@ impl Checker {
                 Ok(())
             }
             DestroyContainer => {
-                let t = self.type_id(&f.ty).map_err(|_| format!("unknown container type `{}`", f.ty))?;
+                let t = self
+                    .type_id(&f.ty)
+                    .map_err(|_| format!("unknown container type `{}`", f.ty))?;
                 let c = self.container_id(&f.name, "")?;
                 if self.containers[c].ty != t {
                     return Err(format!("container `{}` is not of type `{}`", f.name, f.ty));
                 }
                 if time < self.containers[c].end_time {
-                    return Err(format!("container `{}` is destroyed at {time}, before its last event at {}", f.name, self.containers[c].end_time));
+                    return Err(format!(
+                        "container `{}` is destroyed at {time}, before its last event at {}",
+                        f.name, self.containers[c].end_time
+                    ));
                 }
                 if self.containers[c].destroyed {
                     self.warn(line, format!("container `{}` is destroyed twice", f.name));
@@ -542,22 +677,27 @@ impl Checker {
                 }
                 self.destroy(c, time)
             }
-            NewEvent | SetState | PushState | PopState | ResetState | SetVariable | AddVariable | SubVariable => {
+            NewEvent | SetState | PushState | PopState | ResetState | SetVariable | AddVariable
+            | SubVariable => {
                 let (nature, what): (fn(Nature) -> bool, &str) = match kind {
                     NewEvent => (|n| n == Nature::Event, "n event"),
-                    SetVariable | AddVariable | SubVariable => (|n| n == Nature::Variable, " variable"),
+                    SetVariable | AddVariable | SubVariable => {
+                        (|n| n == Nature::Variable, " variable")
+                    }
                     _ => (|n| n == Nature::State, " state"),
                 };
                 let (c, t) = self.target(f, nature, what)?;
-                let value = match kind {
-                    NewEvent | SetState | PushState => Some(self.value_of(t, &f.value)),
-                    _ => None,
-                };
-                let _ = value;
-                if kind == SetVariable || kind == AddVariable || kind == SubVariable {
-                    if parse_double(&f.value).is_none() {
-                        self.warn(line, format!("value `{}` is not a number; pj_dump reads it as 0", f.value));
-                    }
+                if matches!(kind, NewEvent | SetState | PushState) {
+                    // pj_dump creates undeclared values on the fly.
+                    self.value_of(t, &f.value);
+                }
+                if matches!(kind, SetVariable | AddVariable | SubVariable)
+                    && parse_double(&f.value).is_none()
+                {
+                    self.warn(
+                        line,
+                        format!("value `{}` is not a number; pj_dump reads it as 0", f.value),
+                    );
                 }
                 if self.skip_destroyed(c, line) {
                     return Ok(());
@@ -569,9 +709,15 @@ impl Checker {
             }
             StartLink | EndLink => {
                 let (c, t) = self.target(f, |n| matches!(n, Nature::Link { .. }), " link")?;
-                let (other_name, which) = if kind == StartLink { (&f.start_container, "start ") } else { (&f.end_container, "end ") };
+                let (other_name, which) = if kind == StartLink {
+                    (&f.start_container, "start ")
+                } else {
+                    (&f.end_container, "end ")
+                };
                 let other = self.container_id(other_name, which)?;
-                let Nature::Link { start, end } = self.types[t].nature else { return Ok(()) };
+                let Nature::Link { start, end } = self.types[t].nature else {
+                    return Ok(());
+                };
                 let expected = if kind == StartLink { start } else { end };
                 if self.containers[other].ty != expected {
                     return Err(format!(
@@ -588,20 +734,25 @@ impl Checker {
                 }
                 let row = self.containers[c].rows.entry(t).or_default();
                 if row.used_keys.contains(&f.key) {
-                    return Err(format!("link key `{}` was already used in this container and type", f.key));
+                    return Err(format!(
+                        "link key `{}` was already used in this container and type",
+                        f.key
+                    ));
                 }
                 match row.pending.remove(&f.key) {
                     None => {
-                        row.pending.insert(f.key.clone(), value * 2 + usize::from(kind == StartLink));
+                        row.pending
+                            .insert(f.key.clone(), value * 2 + usize::from(kind == StartLink));
                     }
                     Some(other_half) => {
                         if other_half / 2 != value {
-                            return Err(format!("link `{}`: value `{}` differs from the other half's", f.key, f.value));
+                            return Err(format!(
+                                "link `{}`: value `{}` differs from the other half's",
+                                f.key, f.value
+                            ));
                         }
-                        if (other_half % 2 == 1) == (kind == StartLink) {
-                            // Two starts (or two ends) with one key: pj_dump
-                            // completes the pending half with this one.
-                        }
+                        // Two starts (or two ends) with one key: pj_dump
+                        // completes the pending half with this one too.
                         check_order(row, time)?;
                         row.serial += 1;
                         row.last = Some((time, Some(time)));
@@ -620,7 +771,13 @@ impl Checker {
         if self.containers[c].destroyed {
             if !self.warned_after_destroy {
                 self.warned_after_destroy = true;
-                self.warn(line, format!("event in container `{}` after its destruction: pj_dump ignores it", self.containers[c].name));
+                self.warn(
+                    line,
+                    format!(
+                        "event in container `{}` after its destruction: pj_dump ignores it",
+                        self.containers[c].name
+                    ),
+                );
             }
             return true;
         }
@@ -635,9 +792,16 @@ impl Checker {
                 continue;
             }
             self.containers[x].destroyed = true;
-            let pending: usize = self.containers[x].rows.values().map(|r| r.pending.len()).sum();
+            let pending: usize = self.containers[x]
+                .rows
+                .values()
+                .map(|r| r.pending.len())
+                .sum();
             if pending > 0 && result.is_ok() {
-                result = Err(format!("incomplete links at the end of container `{}` ({pending} unmatched)", self.containers[x].name));
+                result = Err(format!(
+                    "incomplete links at the end of container `{}` ({pending} unmatched)",
+                    self.containers[x].name
+                ));
             }
             self.containers[x].rows.clear();
             self.containers[x].end_time = time;
@@ -648,14 +812,19 @@ impl Checker {
 
     fn finish(&mut self) {
         if let Some((_, def, start)) = self.in_def.take() {
-            self.error(start, format!("definition of {} is not closed by %EndEventDef", def.kind.name()));
+            self.error(
+                start,
+                format!(
+                    "definition of {} is not closed by %EndEventDef",
+                    def.kind.name()
+                ),
+            );
         }
         let end = self.last_time.unwrap_or(0.0);
-        let roots: Vec<usize> = self.containers[0].children.clone();
-        for c in roots {
-            if let Err(msg) = self.destroy(c, end) {
-                self.error(0, format!("at end of file: {msg}"));
-            }
+        // pj_dump closes every container at the last time read, the root
+        // included, and fails on links still pending in any of them.
+        if let Err(msg) = self.destroy(0, end) {
+            self.error(0, format!("at end of file: {msg}"));
         }
     }
 }
@@ -724,7 +893,10 @@ fn row_event(row: &mut Row, kind: EventKind, time: f64) -> Result<(), String> {
         }
         SetVariable | AddVariable | SubVariable => {
             if kind != SetVariable && !row.has_variable {
-                return Err(format!("{} on a variable that has no value yet", kind.name()));
+                return Err(format!(
+                    "{} on a variable that has no value yet",
+                    kind.name()
+                ));
             }
             if let Some((start, _)) = row.last {
                 check_order(row, time)?;
@@ -757,12 +929,19 @@ mod tests {
     use super::*;
 
     fn words(s: &str) -> Vec<String> {
-        tokenize(s.as_bytes()).0.iter().map(|w| String::from_utf8_lossy(w).into_owned()).collect()
+        tokenize(s.as_bytes())
+            .0
+            .iter()
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect()
     }
 
     #[test]
     fn tokenizer_follows_pajeng() {
-        assert_eq!(words("6 0.5 t1 0 \"node one\" c1\n"), vec!["6", "0.5", "t1", "0", "node one", "c1"]);
+        assert_eq!(
+            words("6 0.5 t1 0 \"node one\" c1\n"),
+            vec!["6", "0.5", "t1", "0", "node one", "c1"]
+        );
         assert_eq!(words("a # comment\n"), vec!["a"]);
         assert_eq!(words("a \"x # y\" b"), vec!["a", "x # y", "b"]);
         assert_eq!(words("\"\" b\" c"), vec!["\" b", "c"]);

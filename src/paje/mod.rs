@@ -98,12 +98,18 @@ pub const FIELD_TYPES: [&str; 7] = ["string", "date", "double", "int", "hex", "c
 impl EventKind {
     /// The event's name in `%EventDef` lines.
     pub fn name(self) -> &'static str {
-        EVENT_NAMES.iter().find(|(k, _)| *k == self).map_or("", |(_, n)| n)
+        EVENT_NAMES
+            .iter()
+            .find(|(k, _)| *k == self)
+            .map_or("", |(_, n)| n)
     }
 
     /// The event named `name`.
     pub fn from_name(name: &str) -> Option<EventKind> {
-        EVENT_NAMES.iter().find(|(_, n)| *n == name).map(|(k, _)| *k)
+        EVENT_NAMES
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(k, _)| *k)
     }
 
     /// Fields a definition must have (PajeDefinitions.cc, besides `Event`).
@@ -118,9 +124,13 @@ impl EventKind {
             EventKind::DefineLinkType => &[Name, Type, StartContainerType, EndContainerType],
             EventKind::CreateContainer => &[Time, Name, Type, Container],
             EventKind::DestroyContainer => &[Time, Name, Type],
-            EventKind::NewEvent | EventKind::SetState | EventKind::PushState => &[Time, Type, Container, Value],
+            EventKind::NewEvent | EventKind::SetState | EventKind::PushState => {
+                &[Time, Type, Container, Value]
+            }
             EventKind::PopState | EventKind::ResetState => &[Time, Type, Container],
-            EventKind::SetVariable | EventKind::AddVariable | EventKind::SubVariable => &[Time, Type, Container, Value],
+            EventKind::SetVariable | EventKind::AddVariable | EventKind::SubVariable => {
+                &[Time, Type, Container, Value]
+            }
             EventKind::StartLink => &[Time, Type, Container, Value, StartContainer, Key],
             EventKind::EndLink => &[Time, Type, Container, Value, EndContainer, Key],
             EventKind::TraceFile => &[Container, Type, Filename],
@@ -131,11 +141,17 @@ impl EventKind {
 impl Field {
     /// The field named `name` (strict names only, as pj_dump without `-n`).
     pub fn from_name(name: &str) -> Option<Field> {
-        FIELD_NAMES.iter().find(|(_, n)| *n == name).map(|(f, _)| *f)
+        FIELD_NAMES
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(f, _)| *f)
     }
 
     /// The field's name.
     pub fn name(self) -> &'static str {
-        FIELD_NAMES.iter().find(|(f, _)| *f == self).map_or("", |(_, n)| n)
+        FIELD_NAMES
+            .iter()
+            .find(|(f, _)| *f == self)
+            .map_or("", |(_, n)| n)
     }
 }

@@ -14,44 +14,97 @@
 //!   nanoseconds, so they are exact.
 
 use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
-use crate::registry::{Registry, TypeKind};
 use crate::paje::EventKind;
+use crate::registry::{Registry, TypeKind};
 use std::io::{self, Write};
 
 /// The header: event ids are the index in this table.
 const HEADER: [(EventKind, &[(&str, &str)]); 9] = [
-    (EventKind::DefineContainerType, &[("Type", "string"), ("Name", "string"), ("Alias", "string")]),
-    (EventKind::DefineStateType, &[("Type", "string"), ("Name", "string"), ("Alias", "string")]),
+    (
+        EventKind::DefineContainerType,
+        &[("Type", "string"), ("Name", "string"), ("Alias", "string")],
+    ),
+    (
+        EventKind::DefineStateType,
+        &[("Type", "string"), ("Name", "string"), ("Alias", "string")],
+    ),
     (
         EventKind::DefineVariableType,
-        &[("Type", "string"), ("Name", "string"), ("Color", "color"), ("Alias", "string")],
+        &[
+            ("Type", "string"),
+            ("Name", "string"),
+            ("Color", "color"),
+            ("Alias", "string"),
+        ],
     ),
     (
         EventKind::DefineEntityValue,
-        &[("Type", "string"), ("Name", "string"), ("Color", "color"), ("Alias", "string")],
+        &[
+            ("Type", "string"),
+            ("Name", "string"),
+            ("Color", "color"),
+            ("Alias", "string"),
+        ],
     ),
     (
         EventKind::CreateContainer,
-        &[("Time", "date"), ("Type", "string"), ("Container", "string"), ("Name", "string"), ("Alias", "string")],
+        &[
+            ("Time", "date"),
+            ("Type", "string"),
+            ("Container", "string"),
+            ("Name", "string"),
+            ("Alias", "string"),
+        ],
     ),
-    (EventKind::DestroyContainer, &[("Time", "date"), ("Type", "string"), ("Name", "string")]),
+    (
+        EventKind::DestroyContainer,
+        &[("Time", "date"), ("Type", "string"), ("Name", "string")],
+    ),
     (
         EventKind::SetVariable,
-        &[("Time", "date"), ("Container", "string"), ("Type", "string"), ("Value", "double")],
+        &[
+            ("Time", "date"),
+            ("Container", "string"),
+            ("Type", "string"),
+            ("Value", "double"),
+        ],
     ),
     (
         EventKind::SetState,
-        &[("Time", "date"), ("Container", "string"), ("Type", "string"), ("Value", "string")],
+        &[
+            ("Time", "date"),
+            ("Container", "string"),
+            ("Type", "string"),
+            ("Value", "string"),
+        ],
     ),
-    (EventKind::NewEvent, &[("Time", "date"), ("Container", "string"), ("Type", "string"), ("Value", "string")]),
+    (
+        EventKind::NewEvent,
+        &[
+            ("Time", "date"),
+            ("Container", "string"),
+            ("Type", "string"),
+            ("Value", "string"),
+        ],
+    ),
 ];
 
 fn id_of(kind: EventKind) -> u32 {
-    HEADER.iter().position(|(k, _)| *k == kind).map_or(0, |i| i as u32)
+    HEADER
+        .iter()
+        .position(|(k, _)| *k == kind)
+        .map_or(0, |i| i as u32)
 }
 
 /// Colors of state values that the hierarchy does not color.
-const VALUE_PALETTE: [&str; 6] = ["0.65 0.81 0.89", "0.7 0.87 0.54", "0.98 0.6 0.6", "0.99 0.75 0.44", "0.79 0.7 0.84", "1 1 0.6"];
+const VALUE_PALETTE: [&str; 6] = [
+    "0.65 0.81 0.89",
+    "0.7 0.87 0.54",
+    "0.98 0.6 0.6",
+    "0.99 0.75 0.44",
+    "0.79 0.7 0.84",
+    "1 1 0.6",
+];
 
 /// What the writer wrote, for the summary.
 #[derive(Debug, Clone, Copy, Default)]
@@ -103,7 +156,10 @@ impl<W: Write> PajeWriter<W> {
             line: Vec::with_capacity(256),
             created: Vec::new(),
             values_declared: 0,
-            stats: WriteStats { lines, ..WriteStats::default() },
+            stats: WriteStats {
+                lines,
+                ..WriteStats::default()
+            },
         })
     }
 
@@ -114,11 +170,18 @@ impl<W: Write> PajeWriter<W> {
 
     /// Writes one event, declaring first whatever it refers to.
     pub fn write_event(&mut self, reg: &mut Registry, ev: &Event) -> io::Result<()> {
-        debug_assert!(self.stats.last_time.map_or(true, |t| t <= ev.time), "merge order broken");
+        debug_assert!(
+            self.stats.last_time.is_none_or(|t| t <= ev.time),
+            "merge order broken"
+        );
         self.stats.last_time = Some(ev.time);
         self.stats.events += 1;
         match ev.op {
-            Op::SetVariable { container, ty, value } => {
+            Op::SetVariable {
+                container,
+                ty,
+                value,
+            } => {
                 self.create_container(reg, container, ev.time)?;
                 self.declare_type(reg, ty)?;
                 self.begin(EventKind::SetVariable);
@@ -128,7 +191,11 @@ impl<W: Write> PajeWriter<W> {
                 self.double(value);
                 self.stats.variables += 1;
             }
-            Op::SetState { container, ty, value } => {
+            Op::SetState {
+                container,
+                ty,
+                value,
+            } => {
                 self.create_container(reg, container, ev.time)?;
                 self.declare_value(reg, value)?;
                 self.begin(EventKind::SetState);
@@ -206,7 +273,12 @@ impl<W: Write> PajeWriter<W> {
         self.end()
     }
 
-    fn create_container(&mut self, reg: &mut Registry, c: ContainerId, time: i64) -> io::Result<()> {
+    fn create_container(
+        &mut self,
+        reg: &mut Registry,
+        c: ContainerId,
+        time: i64,
+    ) -> io::Result<()> {
         if reg.container(c).created {
             return Ok(());
         }
@@ -233,7 +305,8 @@ impl<W: Write> PajeWriter<W> {
     fn begin(&mut self, kind: EventKind) {
         self.line.clear();
         let mut b = itoa::Buffer::new();
-        self.line.extend_from_slice(b.format(id_of(kind)).as_bytes());
+        self.line
+            .extend_from_slice(b.format(id_of(kind)).as_bytes());
     }
 
     fn end(&mut self) -> io::Result<()> {
@@ -331,7 +404,13 @@ mod tests {
 
     #[test]
     fn names_are_quoted_only_when_needed() {
-        for (name, out) in [("node01", "node01"), ("OS state", "\"OS state\""), ("", "_"), ("a\"b", "a'b"), ("x#1", "\"x#1\"")] {
+        for (name, out) in [
+            ("node01", "node01"),
+            ("OS state", "\"OS state\""),
+            ("", "_"),
+            ("a\"b", "a'b"),
+            ("x#1", "\"x#1\""),
+        ] {
             let mut v = Vec::new();
             push_name(&mut v, name);
             assert_eq!(String::from_utf8(v).unwrap(), out);

@@ -16,7 +16,11 @@ pub fn fixtures() -> PathBuf {
 
 pub fn fixture(rel: &str) -> PathBuf {
     let p = fixtures().join(rel);
-    assert!(p.exists(), "fixture {} is missing (set INTEGRADOR_FIXTURES)", p.display());
+    assert!(
+        p.exists(),
+        "fixture {} is missing (set INTEGRADOR_FIXTURES)",
+        p.display()
+    );
     p
 }
 
@@ -58,7 +62,11 @@ pub fn pj_dump_accepts(trace: &Path) -> Option<bool> {
     if !have_pj_dump() {
         return None;
     }
-    let o = Command::new("pj_dump").arg("-q").arg(trace).output().expect("pj_dump runs");
+    let o = Command::new("pj_dump")
+        .arg("-q")
+        .arg(trace)
+        .output()
+        .expect("pj_dump runs");
     Some(o.status.success())
 }
 
@@ -67,9 +75,22 @@ pub fn pj_dump_lines(trace: &Path) -> Option<Vec<String>> {
     if !have_pj_dump() {
         return None;
     }
-    let o = Command::new("pj_dump").arg(trace).output().expect("pj_dump runs");
-    assert!(o.status.success(), "pj_dump rejected {}: {}", trace.display(), String::from_utf8_lossy(&o.stderr));
-    Some(String::from_utf8_lossy(&o.stdout).lines().map(str::to_string).collect())
+    let o = Command::new("pj_dump")
+        .arg(trace)
+        .output()
+        .expect("pj_dump runs");
+    assert!(
+        o.status.success(),
+        "pj_dump rejected {}: {}",
+        trace.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect(),
+    )
 }
 
 /// Asserts that pj_dump and `integrador check` both accept the trace.
@@ -78,7 +99,12 @@ pub fn assert_valid(trace: &Path) {
         assert!(ok, "pj_dump -q rejects {}", trace.display());
     }
     let c = integrador(&["check", trace.to_str().unwrap()]);
-    assert!(c.status.success(), "integrador check rejects {}:\n{}", trace.display(), String::from_utf8_lossy(&c.stdout));
+    assert!(
+        c.status.success(),
+        "integrador check rejects {}:\n{}",
+        trace.display(),
+        String::from_utf8_lossy(&c.stdout)
+    );
 }
 
 /// Counts lines of our own output by Pajé event name (from its header).
@@ -90,7 +116,9 @@ pub fn count_events(trace: &Path, name: &str) -> usize {
         .unwrap_or_else(|| panic!("no {name} in header"))
         .trim()
         .to_string();
-    text.lines().filter(|l| l.split_whitespace().next() == Some(id.as_str())).count()
+    text.lines()
+        .filter(|l| l.split_whitespace().next() == Some(id.as_str()))
+        .count()
 }
 
 pub fn read_json(path: &Path) -> serde_json::Value {

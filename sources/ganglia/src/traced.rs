@@ -165,22 +165,31 @@ impl<R: BufRead> TracedReader<R> {
                 return Err(err(ErrorKind::FieldCount(n)));
             }
             sample.line = line;
-            sample.time_ns = parse_epoch_ns(time)
-                .ok_or_else(|| err(ErrorKind::BadTime(String::from_utf8_lossy(time).into_owned())))?;
-            set_str(&mut sample.metric, metric).map_err(|k| err(k))?;
-            set_str(&mut sample.host, host).map_err(|k| err(k))?;
-            sample.value = parse_value(value)
-                .ok_or_else(|| err(ErrorKind::BadValue(String::from_utf8_lossy(value).into_owned())))?;
+            sample.time_ns = parse_epoch_ns(time).ok_or_else(|| {
+                err(ErrorKind::BadTime(
+                    String::from_utf8_lossy(time).into_owned(),
+                ))
+            })?;
+            set_str(&mut sample.metric, metric).map_err(err)?;
+            set_str(&mut sample.host, host).map_err(err)?;
+            sample.value = parse_value(value).ok_or_else(|| {
+                err(ErrorKind::BadValue(
+                    String::from_utf8_lossy(value).into_owned(),
+                ))
+            })?;
             return Ok(true);
         }
     }
 
     fn next_line(&mut self) -> Result<bool> {
         self.buf.clear();
-        let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| Error {
-            line: self.line + 1,
-            kind: e.into(),
-        })?;
+        let n = self
+            .reader
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| Error {
+                line: self.line + 1,
+                kind: e.into(),
+            })?;
         if n == 0 {
             return Ok(false);
         }
@@ -267,7 +276,10 @@ pub fn parse_epoch_ns(text: &[u8]) -> Option<i64> {
 fn parse_value(text: &[u8]) -> Option<f64> {
     // `str::parse::<f64>` also takes `inf`, `NaN` and `infinity`; a monitor
     // value of that kind is a broken recording, not a number to plot.
-    if !text.iter().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E')) {
+    if !text
+        .iter()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'))
+    {
         return None;
     }
     let v: f64 = std::str::from_utf8(text).ok()?.parse().ok()?;
@@ -340,7 +352,10 @@ mod tests {
 
     #[test]
     fn epoch_parsing_is_exact() {
-        assert_eq!(parse_epoch_ns(b"1795264911.2935701239"), Some(1_795_264_911_293_570_123));
+        assert_eq!(
+            parse_epoch_ns(b"1795264911.2935701239"),
+            Some(1_795_264_911_293_570_123)
+        );
         assert_eq!(parse_epoch_ns(b"0.000000001"), Some(1));
         assert_eq!(parse_epoch_ns(b"12."), Some(12_000_000_000));
         assert_eq!(parse_epoch_ns(b".5"), None);

@@ -165,11 +165,17 @@ impl<R: BufRead> OsReader<R> {
             let line = self.line;
             let err = |kind| Error { line, kind };
             let mut f = text.split_ascii_whitespace();
-            let (Some(seq), Some(kind), Some(time), Some(pid)) = (f.next(), f.next(), f.next(), f.next()) else {
-                return Err(err(ErrorKind::FieldCount(text.split_ascii_whitespace().count())));
+            let (Some(seq), Some(kind), Some(time), Some(pid)) =
+                (f.next(), f.next(), f.next(), f.next())
+            else {
+                return Err(err(ErrorKind::FieldCount(
+                    text.split_ascii_whitespace().count(),
+                )));
             };
             if f.next().is_some() {
-                return Err(err(ErrorKind::FieldCount(text.split_ascii_whitespace().count())));
+                return Err(err(ErrorKind::FieldCount(
+                    text.split_ascii_whitespace().count(),
+                )));
             }
             let seq = number(seq, "sequence number", "a non-negative integer").map_err(err)?;
             let kind = match kind {
@@ -206,7 +212,11 @@ impl<R: BufRead> OsReader<R> {
                     pid: None,
                 }));
             }
-            let name = if kind == OsKind::Block { "block" } else { "unblock" };
+            let name = if kind == OsKind::Block {
+                "block"
+            } else {
+                "unblock"
+            };
             let second = self.second.ok_or_else(|| err(ErrorKind::NoSecond(name)))?;
             let micros = number(time, "time", "microseconds 0..999999")
                 .ok()
@@ -263,14 +273,24 @@ impl<R: BufRead> OsReader<R> {
         match w.next() {
             Some("host") => match (w.next(), w.next()) {
                 (Some(h), None) => self.header.host = Some(h.to_string()),
-                _ => return Err(Error { line, kind: ErrorKind::BadHeader("host") }),
+                _ => {
+                    return Err(Error {
+                        line,
+                        kind: ErrorKind::BadHeader("host"),
+                    })
+                }
             },
             Some("thread") => {
                 let tid = w.next().and_then(|t| t.parse::<u32>().ok());
                 let pid = w.next().and_then(|t| t.parse::<u32>().ok());
                 match (tid, pid, w.next()) {
                     (Some(t), Some(p), None) => self.header.threads.push((t, p)),
-                    _ => return Err(Error { line, kind: ErrorKind::BadHeader("thread") }),
+                    _ => {
+                        return Err(Error {
+                            line,
+                            kind: ErrorKind::BadHeader("thread"),
+                        })
+                    }
                 }
             }
             _ => {}
@@ -279,12 +299,23 @@ impl<R: BufRead> OsReader<R> {
     }
 }
 
-fn number(text: &str, field: &'static str, expected: &'static str) -> std::result::Result<u64, ErrorKind> {
+fn number(
+    text: &str,
+    field: &'static str,
+    expected: &'static str,
+) -> std::result::Result<u64, ErrorKind> {
     if !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(ErrorKind::BadNumber { field, text: text.to_string(), expected });
+        return Err(ErrorKind::BadNumber {
+            field,
+            text: text.to_string(),
+            expected,
+        });
     }
-    text.parse::<u64>()
-        .map_err(|_| ErrorKind::BadNumber { field, text: text.to_string(), expected })
+    text.parse::<u64>().map_err(|_| ErrorKind::BadNumber {
+        field,
+        text: text.to_string(),
+        expected,
+    })
 }
 
 #[cfg(test)]
@@ -302,7 +333,8 @@ mod tests {
 
     #[test]
     fn thesis_table_4_5() {
-        let text = "1\ttempo\t1096072237\t-\n2\tdesbloqueio\t703861\t23208\n3\tbloqueio\t703869\t23208\n";
+        let text =
+            "1\ttempo\t1096072237\t-\n2\tdesbloqueio\t703861\t23208\n3\tbloqueio\t703869\t23208\n";
         let (_, v) = all(text).unwrap();
         assert_eq!(v.len(), 3);
         assert_eq!(v[1].kind, OsKind::Unblock);

@@ -15,7 +15,7 @@
 //! - values are parsed as integers, never floats (1e15 µs does not fit the
 //!   precision a double would need to keep microseconds exact).
 #![warn(missing_docs)]
-#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use std::io::BufRead;
 
@@ -76,7 +76,9 @@ pub enum ErrorKind {
     #[error("`# resolution` needs a positive integer of ticks per second, found `{0}`")]
     BadResolution(String),
     /// Values of microsecond and nanosecond magnitude are mixed.
-    #[error("times mix microsecond and nanosecond magnitudes (value {0}); add a `# resolution` line")]
+    #[error(
+        "times mix microsecond and nanosecond magnitudes (value {0}); add a `# resolution` line"
+    )]
     MixedResolution(i64),
     /// The file contains no measurement.
     #[error("no measurement line found")]
@@ -133,7 +135,12 @@ pub fn read<R: BufRead>(mut reader: R) -> Result<SyncFile> {
                 let value = words.next().unwrap_or("");
                 match value.parse::<u64>() {
                     Ok(v) if v > 0 && words.next().is_none() => stated = Some(v),
-                    _ => return Err(Error::at(line_no, ErrorKind::BadResolution(value.to_string()))),
+                    _ => {
+                        return Err(Error::at(
+                            line_no,
+                            ErrorKind::BadResolution(value.to_string()),
+                        ))
+                    }
                 }
             }
             continue;
@@ -215,7 +222,9 @@ fn infer_resolution(records: &[SyncRecord]) -> Result<u64> {
             let is_nano = v >= NANO_THRESHOLD;
             match nano {
                 None => nano = Some(is_nano),
-                Some(n) if n != is_nano => return Err(Error::at(r.line, ErrorKind::MixedResolution(v))),
+                Some(n) if n != is_nano => {
+                    return Err(Error::at(r.line, ErrorKind::MixedResolution(v)))
+                }
                 _ => {}
             }
         }
@@ -271,7 +280,10 @@ mod tests {
             let e = read(text.as_bytes()).unwrap_err();
             assert_eq!(e.line, line, "{text:?}: {e}");
         }
-        assert!(matches!(read("# only\n".as_bytes()).unwrap_err().kind, ErrorKind::Empty));
+        assert!(matches!(
+            read("# only\n".as_bytes()).unwrap_err().kind,
+            ErrorKind::Empty
+        ));
     }
 
     #[test]

@@ -1,0 +1,290 @@
+//! Bad input: one clear line naming file and line, a non-zero exit, and no
+//! output file left behind (not even a temporary one).
+
+mod common;
+use common::*;
+use std::path::Path;
+
+/// Runs with `args` (plus `-o out`) and expects failure `code`, one line on
+/// stderr containing every `needle`, and nothing left in the output dir.
+fn fails(dir: &Path, args: &[&str], code: i32, needles: &[&str]) {
+    let out = dir.join("out.paje");
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["-o", out.to_str().unwrap()]);
+    let o = integrador(&all);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "one line expected: {err}");
+    assert!(err.starts_with("integrador: error: "), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{err:?} should contain {n:?}");
+    }
+    assert!(!out.exists(), "output left behind");
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("integrador") || n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn truncated_traced_line() {
+    let d = tempdir();
+    let f = write(
+        d.path(),
+        "t.traced",
+        "1795264448 cpu_user node01 1.5\n1795264448 cpu_user node02\n",
+    );
+    fails(
+        d.path(),
+        &["-ganglia", &f],
+        1,
+        &["t.traced: line 2: expected 4 fields", "found 3"],
+    );
+}
+
+#[test]
+fn non_numeric_value() {
+    let d = tempdir();
+    let f = write(
+        d.path(),
+        "t.traced",
+        "# c\n1795264448 cpu_user node01 lots\n",
+    );
+    fails(
+        d.path(),
+        &["-ganglia", &f],
+        1,
+        &["t.traced: line 2: value `lots` is not a finite decimal number"],
+    );
+}
+
+#[test]
+fn unknown_record_kind() {
+    let d = tempdir();
+    let f = write(d.path(), "h.os", "1 time 1795264911 -\n2 wakeup 5 10\n");
+    fails(
+        d.path(),
+        &["-os", &f],
+        1,
+        &["h.os: line 2: unknown record kind `wakeup`"],
+    );
+}
+
+#[test]
+fn error_after_much_output_leaves_nothing() {
+    let d = tempdir();
+    let mut text = String::from("1 time 1795264911 -\n");
+    for i in 0..200_000u32 {
+        let kind = if i % 2 == 0 { "unblock" } else { "block" };
+        text.push_str(&format!(
+            "{} {kind} {} {}\n",
+            i + 2,
+            i % 1_000_000 / 2 * 2,
+            100 + i % 7
+        ));
+        if i % 1000 == 999 {
+            text.push_str(&format!("{} time {} -\n", i + 2, 1795264912 + i / 1000));
+        }
+    }
+    text.push_str("999999 block 12 notapid\n");
+    let f = write(d.path(), "big.os", &text);
+    fails(
+        d.path(),
+        &["-os", &f],
+        1,
+        &["big.os: line", "pid `notapid` is not a task id"],
+    );
+}
+
+#[test]
+fn missing_file() {
+    let d = tempdir();
+    fails(
+        d.path(),
+        &["-ganglia", "/nonexistent/ganglia.traced"],
+        1,
+        &["/nonexistent/ganglia.traced: No such file"],
+    );
+}
+
+#[test]
+fn unmatched_glob() {
+    let d = tempdir();
+    let pat = format!("{}/*.os", d.path().display());
+    fails(d.path(), &["-os", &pat], 1, &["matches no file"]);
+}
+
+#[test]
+fn malformed_sync_file() {
+    let d = tempdir();
+    let g = write(d.path(), "g.traced", "1795264448 cpu_user node01 1.5\n");
+    let s = write(d.path(), "bad.sync", "paple 1094221332965040 paple01 1094222792354177\npaple 10942213x paple01 1094222796878767\n");
+    fails(
+        d.path(),
+        &["-ganglia", &g, "-sync", &s],
+        1,
+        &["bad.sync: line 2: reference time `10942213x` is not an integer"],
+    );
+    let s = write(
+        d.path(),
+        "mixed.sync",
+        "r 1094221332965040 a 1094222792354177\nr 1795264911000000000 a 1795264911000001000\n",
+    );
+    fails(
+        d.path(),
+        &["-ganglia", &g, "-sync", &s],
+        1,
+        &["mixed.sync: line 2: times mix microsecond and nanosecond"],
+    );
+    let s = write(d.path(), "back.sync", "r 20 a 50\nr 30 a 40\n");
+    fails(
+        d.path(),
+        &["-ganglia", &g, "-sync", &s],
+        1,
+        &["back.sync: host `a` (lines 1, 2)"],
+    );
+}
+
+#[test]
+fn bad_toml() {
+    let d = tempdir();
+    let g = write(d.path(), "g.traced", "1795264448 cpu_user node01 1.5\n");
+    let h = write(
+        d.path(),
+        "h.toml",
+        "[[container]]\nname = \"Machine\"\nrole = \"machine\"\ncolour = \"red\"\n",
+    );
+    fails(
+        d.path(),
+        &["-ganglia", &g, "-hierarchy", &h],
+        1,
+        &["h.toml: line 4: unknown field `colour`"],
+    );
+    let h = write(d.path(), "syntax.toml", "[[container]\n");
+    fails(
+        d.path(),
+        &["-ganglia", &g, "-hierarchy", &h],
+        1,
+        &["syntax.toml: line 1:"],
+    );
+    let h = write(
+        d.path(),
+        "undef.toml",
+        "[[container]]\nname = \"Machine\"\nrole = \"machine\"\n[ganglia]\nlevel = \"Host\"\n",
+    );
+    fails(
+        d.path(),
+        &["-ganglia", &g, "-hierarchy", &h],
+        1,
+        &["undef.toml: line 5: [ganglia] level `Host` is not a defined container type"],
+    );
+}
+
+#[test]
+fn time_beyond_the_reorder_window() {
+    let d = tempdir();
+    let f = write(
+        d.path(),
+        "t.traced",
+        "1795264448.5 a h 1\n1795264448.495 a h 2\n1795264448.3 a h 3\n",
+    );
+    fails(
+        d.path(),
+        &["-ganglia", &f],
+        1,
+        &[
+            "t.traced: line 3: time goes back 200ms before line 1",
+            "--reorder-window",
+        ],
+    );
+    // A wider window sorts them instead.
+    let out = d.path().join("ok.paje");
+    let o = integrador(&[
+        "-ganglia",
+        &f,
+        "--reorder-window",
+        "1s",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("2 reordered"), "{}", stderr(&o));
+    assert_valid(&out);
+}
+
+#[test]
+fn small_steps_back_are_sorted_and_counted() {
+    let d = tempdir();
+    let f = write(
+        d.path(),
+        "t.traced",
+        "1795264448.005 a h 1\n1795264448.001 a h 2\n1795264448.003 b h 3\n1795264449 a h 4\n",
+    );
+    let out = d.path().join("ok.paje");
+    let o = integrador(&["-ganglia", &f, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("2 reordered"), "{}", stderr(&o));
+    assert_valid(&out);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let times: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("6 "))
+        .map(|l| l.split(' ').nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        times,
+        vec!["0.001000000", "0.003000000", "0.005000000", "1.000000000"]
+    );
+}
+
+#[test]
+fn unsupported_sources_exit_2() {
+    let d = tempdir();
+    let g = write(d.path(), "g.traced", "1795264448 cpu_user node01 1.5\n");
+    fails(
+        d.path(),
+        &["-ganglia", &g, "-mpi", "a.clog2"],
+        2,
+        &["-mpi", "not supported yet"],
+    );
+    fails(
+        d.path(),
+        &["-ganglia", &g, "-pcp", "pcp/x"],
+        2,
+        &["-pcp", "not supported yet"],
+    );
+    fails(
+        d.path(),
+        &["-deck", "rastro-0-0.rst"],
+        2,
+        &["-deck", "not supported yet"],
+    );
+    fails(
+        d.path(),
+        &["-ganglia", &g, "--os-format", "ftrace"],
+        2,
+        &["--os-format ftrace", "not supported yet"],
+    );
+    let ftrace = fixture("sched/pingpong-pipe/ftrace.txt");
+    fails(
+        d.path(),
+        &["-os", ftrace.to_str().unwrap()],
+        2,
+        &["ftrace.txt: looks like Ftrace", "not supported yet"],
+    );
+    let xml = fixture("ganglia/snapshots/snap_000.xml");
+    fails(
+        d.path(),
+        &["-ganglia", xml.to_str().unwrap()],
+        2,
+        &["snap_000.xml: looks like Ganglia Xml", "not supported yet"],
+    );
+}

@@ -1,0 +1,164 @@
+//! The command line of cli.md: thesis and GNU spellings, globs, stdout,
+//! exit codes, the summary.
+
+mod common;
+use common::*;
+
+fn traced() -> String {
+    fixture("ganglia/cluster-example.traced")
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn thesis_and_gnu_spellings_are_the_same_run() {
+    let d = tempdir();
+    let (a, b) = (d.path().join("a.paje"), d.path().join("b.paje"));
+    let os = fixture("unify/node01.os");
+    let o1 = integrador(&[
+        "-hierarchy",
+        "hierarchies/ganglia+os.toml",
+        "-ganglia",
+        &traced(),
+        "-os",
+        os.to_str().unwrap(),
+        "-output",
+        a.to_str().unwrap(),
+    ]);
+    let o2 = integrador(&[
+        "--hierarchy",
+        "hierarchies/ganglia+os.toml",
+        "--ganglia",
+        &traced(),
+        "--os",
+        os.to_str().unwrap(),
+        "--output",
+        b.to_str().unwrap(),
+    ]);
+    assert!(
+        o1.status.success() && o2.status.success(),
+        "{} {}",
+        stderr(&o1),
+        stderr(&o2)
+    );
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+}
+
+#[test]
+fn dash_o_dash_writes_to_stdout() {
+    let d = tempdir();
+    let f = d.path().join("f.paje");
+    let o = integrador(&["-q", "-ganglia", &traced(), "-o", "-"]);
+    assert!(o.status.success());
+    let o2 = integrador(&["-q", "-ganglia", &traced(), "-o", f.to_str().unwrap()]);
+    assert!(o2.status.success());
+    assert_eq!(o.stdout, std::fs::read(&f).unwrap());
+    assert!(o.stderr.is_empty(), "-q is quiet");
+}
+
+#[test]
+fn quoted_globs_are_expanded() {
+    let d = tempdir();
+    let out = d.path().join("g.paje");
+    let pattern = format!("{}/domain-*.traced", fixture("grid").display());
+    let o = integrador(&[
+        "-q",
+        "-hierarchy",
+        "hierarchies/grid.toml",
+        "-ganglia",
+        &pattern,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(count_events(&out, "PajeSetVariable"), 876);
+}
+
+#[test]
+fn summary_names_sources_hosts_clocks_and_t0() {
+    let d = tempdir();
+    let out = d.path().join("s.paje");
+    let o = integrador(&[
+        "-ganglia",
+        fixture("grid/domain-a.traced").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("T0 = 1795264448 (2026-11-21 12:34:08 UTC)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("ganglia domain-a.traced: 546 records, 546 events"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "node01.cluster.example: Machine node01.cluster.example in cluster cluster.example"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("no sync file"), "{err}");
+    assert!(err.lines().count() <= 25, "one screen at most:\n{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with("# origin 1795264448\n%EventDef"));
+}
+
+#[test]
+fn absolute_time_writes_epoch_seconds() {
+    let o = integrador(&["-q", "--absolute-time", "-ganglia", &traced(), "-o", "-"]);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("6 1795264448.000000000 ")),
+        "epoch times expected"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_exits_0() {
+    let o = integrador(&["-ganglia", &traced()]);
+    assert_eq!(o.status.code(), Some(2), "missing -o");
+    let o = integrador(&["--frobnicate", "-o", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = integrador(&["-ofile.paje", "-ganglia", &traced()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("-o FILE"));
+    let o = integrador(&["-o", "x.paje"]);
+    assert_eq!(o.status.code(), Some(2), "no input");
+    let o = integrador(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&o.stdout);
+    for needle in [
+        "--ganglia",
+        "--os",
+        "--sync",
+        "--hierarchy",
+        "Examples:",
+        "Exit status",
+    ] {
+        assert!(help.contains(needle), "help lacks {needle}");
+    }
+}
+
+#[test]
+fn check_exit_codes() {
+    let ok = root().join("tests/paje/ok-basic.paje");
+    let bad = root().join("tests/paje/bad-pop-empty.paje");
+    assert_eq!(
+        integrador(&["check", ok.to_str().unwrap()]).status.code(),
+        Some(0)
+    );
+    let o = integrador(&["check", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .contains("bad-pop-empty.paje:88: error: pop of a state that has no value"));
+    assert_eq!(
+        integrador(&["check", "/nonexistent.paje"]).status.code(),
+        Some(1)
+    );
+}
