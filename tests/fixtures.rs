@@ -323,3 +323,31 @@ fn same_inputs_give_the_same_bytes() {
     assert!(x == y, "two runs differ");
     assert_valid(&a);
 }
+
+#[test]
+fn every_shipped_hierarchy_loads_and_ganglia_toml_renames_metrics() {
+    for entry in std::fs::read_dir(root().join("hierarchies")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|e| e == "toml") {
+            integrador::hierarchy::Hierarchy::load(&p).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    let d = tempdir();
+    let out = d.path().join("g.paje");
+    run_ok(&[
+        "-q",
+        "-hierarchy",
+        root().join("hierarchies/ganglia.toml").to_str().unwrap(),
+        "-ganglia",
+        fixture("ganglia/cluster-example.traced").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    check_counts(&out, 681, 0);
+    if let Some(lines) = pj_dump_lines(&out) {
+        // A quoted name with spaces and parentheses survives PajeNG's reader.
+        let n = lines.iter().filter(|l| l.starts_with("Variable, node02.cluster.example, CPU user (%), ")).count();
+        assert_eq!(n, 13);
+        assert!(lines.iter().any(|l| l.starts_with("Container, 0, Cluster, ")), "Cluster is the top level");
+    }
+}
