@@ -80,6 +80,14 @@ fn head(path: &Path) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// A file whose detected format this build cannot read yet (exit 2).
+fn not_yet(path: &Path, what: &str, force: &str) -> Error {
+    Error::usage(format!(
+        "{}: looks like {what}, which is not supported yet by this build (use {force} to force the supported format)",
+        path.display()
+    ))
+}
+
 /// Runs an integration. Progress goes to stderr when it is a terminal.
 pub fn integrate(cfg: &Config) -> Result<RunReport> {
     let hierarchy = match &cfg.hierarchy {
@@ -112,14 +120,9 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
 
     let mut sources: Vec<Box<dyn EventSource>> = Vec::new();
     for path in &cfg.os {
-        match integrador_sched::detect(&head(path)?) {
-            integrador_sched::Format::Os => {}
-            other => {
-                return Err(Error::usage(format!(
-                    "{}: looks like {other:?} text, which is not supported yet by this build (use --os-format os to force .os)",
-                    path.display()
-                )))
-            }
+        let format = integrador_sched::detect(&head(path)?);
+        if format != integrador_sched::Format::Os {
+            return Err(not_yet(path, &format!("{format:?} text"), "--os-format os"));
         }
         sources.push(Box::new(OsSource::open(
             path,
@@ -129,14 +132,13 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         )?));
     }
     for path in &cfg.ganglia {
-        match integrador_ganglia::detect(&head(path)?) {
-            integrador_ganglia::Format::Traced => {}
-            other => {
-                return Err(Error::usage(format!(
-                    "{}: looks like Ganglia {other:?}, which is not supported yet by this build (use --ganglia-format traced to force .traced)",
-                    path.display()
-                )))
-            }
+        let format = integrador_ganglia::detect(&head(path)?);
+        if format != integrador_ganglia::Format::Traced {
+            return Err(not_yet(
+                path,
+                &format!("Ganglia {format:?}"),
+                "--ganglia-format traced",
+            ));
         }
         let name = path
             .file_name()

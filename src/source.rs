@@ -5,7 +5,7 @@
 
 use crate::clock::ClockMap;
 use crate::error::{Error, Result};
-use crate::model::Event;
+use crate::model::{Event, Op};
 use crate::registry::Registry;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -39,6 +39,89 @@ pub trait EventSource {
     fn next_event(&mut self, reg: &mut Registry) -> Result<Option<Event>>;
     /// Counts so far.
     fn stats(&self) -> &SourceStats;
+}
+
+/// What a converter does: read one record, turn it into zero or more
+/// events on the source's own clock, and hand them to the [`Timeline`].
+pub trait Converter {
+    /// Reads the next record; `Ok(false)` at the end of the input.
+    fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool>;
+}
+
+/// The part every source shares: the reorder window on source time, the
+/// clock map to the reference clock, and the counts.
+pub struct Timeline {
+    reorder: Reorder<Op>,
+    clock: ClockMap,
+    /// Counts and facts for the summary.
+    pub stats: SourceStats,
+}
+
+impl Timeline {
+    /// A timeline for records of `stats.path` stamped by `stats.clock`.
+    pub fn new(window: i64, stats: SourceStats) -> Timeline {
+        Timeline {
+            reorder: Reorder::new(window),
+            clock: stats.clock.unwrap_or(ClockMap::Identity),
+            stats,
+        }
+    }
+
+    /// Adds an event read at `line`, at `time` on the source's clock.
+    pub fn push(&mut self, line: u64, time: i64, op: Op) -> Result<()> {
+        self.reorder.push(&self.stats.path, line, time, op)
+    }
+}
+
+/// A [`Converter`] driven as an [`EventSource`].
+pub struct Converted<C> {
+    converter: C,
+    timeline: Timeline,
+    done: bool,
+}
+
+impl<C: Converter> Converted<C> {
+    /// Wraps a converter and its timeline.
+    pub fn new(converter: C, timeline: Timeline) -> Self {
+        Converted {
+            converter,
+            timeline,
+            done: false,
+        }
+    }
+}
+
+impl<C: Converter> EventSource for Converted<C> {
+    fn next_event(&mut self, reg: &mut Registry) -> Result<Option<Event>> {
+        let t = &mut self.timeline;
+        loop {
+            let ready = if self.done {
+                t.reorder.pop_any()
+            } else {
+                t.reorder.pop_ready()
+            };
+            if let Some((time, op)) = ready {
+                t.stats.events += 1;
+                return Ok(Some(Event {
+                    time: t.clock.map(time),
+                    op,
+                }));
+            }
+            if self.done {
+                t.stats.reordered = t.reorder.reordered;
+                return Ok(None);
+            }
+            if self.converter.pull(reg, t)? {
+                t.stats.records += 1;
+            } else {
+                self.done = true;
+            }
+        }
+    }
+
+    fn stats(&self) -> &SourceStats {
+        &self.timeline.stats
+    }
 }
 
 struct Pending<T> {

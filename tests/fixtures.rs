@@ -346,8 +346,16 @@ fn every_shipped_hierarchy_loads_and_ganglia_toml_renames_metrics() {
     check_counts(&out, 681, 0);
     if let Some(lines) = pj_dump_lines(&out) {
         // A quoted name with spaces and parentheses survives PajeNG's reader.
-        let n = lines.iter().filter(|l| l.starts_with("Variable, node02.cluster.example, CPU user (%), ")).count();
+        let n = lines
+            .iter()
+            .filter(|l| l.starts_with("Variable, node02.cluster.example, CPU user (%), "))
+            .count();
         assert_eq!(n, 13);
-        assert!(lines.iter().any(|l| l.starts_with("Container, 0, Cluster, ")), "Cluster is the top level");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("Container, 0, Cluster, ")),
+            "Cluster is the top level"
+        );
     }
 }

@@ -7,28 +7,24 @@
 use crate::clock::ClockMap;
 use crate::error::{Error, Result};
 use crate::hierarchy::Role;
-use crate::model::{ContainerId, Event, Op, TypeId};
+use crate::model::{ContainerId, Op, TypeId};
 use crate::registry::Registry;
-use crate::source::{EventSource, Reorder, SourceStats};
+use crate::source::{Converted, Converter, SourceStats, Timeline};
 use integrador_ganglia::{Sample, TracedReader};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-/// A `.traced` file as an event source.
+/// Converts a `.traced` file.
 pub struct TracedSource {
     path: PathBuf,
     reader: TracedReader<BufReader<File>>,
     sample: Sample,
     cluster: Option<String>,
-    clock: ClockMap,
     machine_type: TypeId,
     last_host: Option<(String, ContainerId)>,
     metrics: HashMap<String, TypeId>,
-    reorder: Reorder<Op>,
-    done: bool,
-    stats: SourceStats,
 }
 
 /// Where a file's clock and cluster come from, resolved by the caller.
@@ -49,7 +45,7 @@ impl TracedSource {
         setup: TracedSetup<'_>,
         reg: &Registry,
         clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
-    ) -> Result<TracedSource> {
+    ) -> Result<Converted<TracedSource>> {
         let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
         let reader = TracedReader::new(BufReader::with_capacity(1 << 16, file))
             .map_err(|e| Error::in_file(path, e))?;
@@ -64,25 +60,26 @@ impl TracedSource {
         let machine_type = reg.level_type(Role::Machine).ok_or_else(|| {
             Error::usage("the hierarchy has no machine level for Ganglia metrics")
         })?;
-        Ok(TracedSource {
+        let stats = SourceStats {
+            kind: "ganglia",
+            path: path.to_path_buf(),
+            clock_host: collector,
+            clock,
+            ..SourceStats::default()
+        };
+        let converter = TracedSource {
             path: path.to_path_buf(),
             reader,
             sample: Sample::default(),
             cluster,
-            clock: clock.unwrap_or(ClockMap::Identity),
             machine_type,
             last_host: None,
             metrics: HashMap::new(),
-            reorder: Reorder::new(setup.window),
-            done: false,
-            stats: SourceStats {
-                kind: "ganglia",
-                path: path.to_path_buf(),
-                clock_host: collector,
-                clock,
-                ..SourceStats::default()
-            },
-        })
+        };
+        Ok(Converted::new(
+            converter,
+            Timeline::new(setup.window, stats),
+        ))
     }
 
     fn convert(&mut self, reg: &mut Registry) -> Op {
@@ -112,41 +109,17 @@ impl TracedSource {
     }
 }
 
-impl EventSource for TracedSource {
-    fn next_event(&mut self, reg: &mut Registry) -> Result<Option<Event>> {
-        loop {
-            let ready = if self.done {
-                self.reorder.pop_any()
-            } else {
-                self.reorder.pop_ready()
-            };
-            if let Some((t, op)) = ready {
-                self.stats.events += 1;
-                return Ok(Some(Event {
-                    time: self.clock.map(t),
-                    op,
-                }));
-            }
-            if self.done {
-                self.stats.reordered = self.reorder.reordered;
-                return Ok(None);
-            }
-            let more = self
-                .reader
-                .read_sample(&mut self.sample)
-                .map_err(|e| Error::in_file(&self.path, e))?;
-            if !more {
-                self.done = true;
-                continue;
-            }
-            self.stats.records += 1;
-            let op = self.convert(reg);
-            self.reorder
-                .push(&self.path, self.sample.line, self.sample.time_ns, op)?;
+impl Converter for TracedSource {
+    fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
+        if !self
+            .reader
+            .read_sample(&mut self.sample)
+            .map_err(|e| Error::in_file(&self.path, e))?
+        {
+            return Ok(false);
         }
-    }
-
-    fn stats(&self) -> &SourceStats {
-        &self.stats
+        let op = self.convert(reg);
+        out.push(self.sample.line, self.sample.time_ns, op)?;
+        Ok(true)
     }
 }

@@ -8,26 +8,22 @@
 use crate::clock::ClockMap;
 use crate::error::{Error, Result};
 use crate::hierarchy::Role;
-use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
+use crate::model::{ContainerId, Op, TypeId, ValueId};
 use crate::registry::Registry;
-use crate::source::{EventSource, Reorder, SourceStats};
+use crate::source::{Converted, Converter, SourceStats, Timeline};
 use integrador_sched::{OsKind, OsReader};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-/// An `.os` file as an event source.
+/// Converts an `.os` file.
 pub struct OsSource {
     path: PathBuf,
     reader: OsReader<BufReader<File>>,
     machine: ContainerId,
     thread_of: HashMap<u32, u32>,
     rows: HashMap<u32, (ContainerId, ValueId, ValueId, TypeId)>,
-    clock: ClockMap,
-    reorder: Reorder<Op>,
-    done: bool,
-    stats: SourceStats,
 }
 
 /// The host an `.os` file describes: its `# host` line, else the file stem.
@@ -46,7 +42,7 @@ impl OsSource {
         window: i64,
         reg: &mut Registry,
         clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
-    ) -> Result<OsSource> {
+    ) -> Result<Converted<OsSource>> {
         let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
         let reader = OsReader::new(BufReader::with_capacity(1 << 16, file))
             .map_err(|e| Error::in_file(path, e))?;
@@ -72,23 +68,21 @@ impl OsSource {
             .map(|&(t, p)| (t, p))
             .collect();
         let clock = clock_of(&host);
-        Ok(OsSource {
+        let stats = SourceStats {
+            kind: "os",
+            path: path.to_path_buf(),
+            clock_host: Some(host),
+            clock,
+            ..SourceStats::default()
+        };
+        let converter = OsSource {
             path: path.to_path_buf(),
             reader,
             machine,
             thread_of,
             rows: HashMap::new(),
-            clock: clock.unwrap_or(ClockMap::Identity),
-            reorder: Reorder::new(window),
-            done: false,
-            stats: SourceStats {
-                kind: "os",
-                path: path.to_path_buf(),
-                clock_host: Some(host),
-                clock,
-                ..SourceStats::default()
-            },
-        })
+        };
+        Ok(Converted::new(converter, Timeline::new(window, stats)))
     }
 
     fn row(&mut self, reg: &mut Registry, task: u32) -> (ContainerId, ValueId, ValueId, TypeId) {
@@ -112,45 +106,23 @@ impl OsSource {
     }
 }
 
-impl EventSource for OsSource {
-    fn next_event(&mut self, reg: &mut Registry) -> Result<Option<Event>> {
-        loop {
-            let ready = if self.done {
-                self.reorder.pop_any()
-            } else {
-                self.reorder.pop_ready()
-            };
-            if let Some((t, op)) = ready {
-                self.stats.events += 1;
-                return Ok(Some(Event {
-                    time: self.clock.map(t),
-                    op,
-                }));
-            }
-            if self.done {
-                self.stats.reordered = self.reorder.reordered;
-                return Ok(None);
-            }
-            let Some(rec) = self
-                .reader
-                .next_record()
-                .map_err(|e| Error::in_file(&self.path, e))?
-            else {
-                self.done = true;
-                continue;
-            };
-            self.stats.records += 1;
-            let (Some(pid), true) = (rec.pid, rec.kind != OsKind::Time) else {
-                continue;
-            };
+impl Converter for OsSource {
+    fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
+        let Some(rec) = self
+            .reader
+            .next_record()
+            .map_err(|e| Error::in_file(&self.path, e))?
+        else {
+            return Ok(false);
+        };
+        if let (Some(pid), true) = (rec.pid, rec.kind != OsKind::Time) {
             let (container, running, blocked, ty) = self.row(reg, pid);
             let value = if rec.kind == OsKind::Unblock {
                 running
             } else {
                 blocked
             };
-            self.reorder.push(
-                &self.path,
+            out.push(
                 rec.line,
                 rec.time_ns,
                 Op::SetState {
@@ -160,9 +132,6 @@ impl EventSource for OsSource {
                 },
             )?;
         }
-    }
-
-    fn stats(&self) -> &SourceStats {
-        &self.stats
+        Ok(true)
     }
 }
