@@ -11,6 +11,8 @@ pub enum ErrorClass {
     Input,
     /// Unknown, missing or conflicting options, unsupported source: exit 2.
     Usage,
+    /// The reader of standard output went away: exit 0, nothing printed.
+    BrokenPipe,
 }
 
 /// An error to report on one line and exit with.
@@ -39,6 +41,14 @@ impl Error {
         }
     }
 
+    /// Standard output was closed by its reader.
+    pub fn broken_pipe() -> Self {
+        Error {
+            class: ErrorClass::BrokenPipe,
+            message: String::new(),
+        }
+    }
+
     /// An input problem in `path`: `path: what`.
     pub fn in_file(path: &Path, what: impl fmt::Display) -> Self {
         Error::input(format!("{}: {what}", path.display()))
@@ -49,6 +59,7 @@ impl Error {
         match self.class {
             ErrorClass::Input => 1,
             ErrorClass::Usage => 2,
+            ErrorClass::BrokenPipe => 0,
         }
     }
 }

@@ -3,13 +3,14 @@
 
 use clap::Parser;
 use integrador::cli::{rewrite_thesis_options, Cli, Command};
-use integrador::error::Error;
+use integrador::error::{Error, ErrorClass};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     match run() {
         Ok(code) => code,
+        Err(e) if e.class == ErrorClass::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("integrador: error: {e}");
             ExitCode::from(e.exit_code())

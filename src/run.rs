@@ -177,30 +177,17 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         pb
     });
 
-    let written = match &cfg.output {
-        Output::Stdout => {
-            let stdout = io::stdout();
-            let out = BufWriter::with_capacity(1 << 18, stdout.lock());
-            write_all(
-                &mut merge,
-                &mut reg,
-                out,
-                origin,
-                cfg.absolute_time,
-                progress.as_ref(),
-            )
-            .map_err(|e| io_error(e, "standard output"))?
-            .1
-        }
+    // A file is written under a temporary name in the same directory and
+    // renamed at the end, so a failed run never leaves a partial trace
+    // under the final name (the temporary file is removed when `tmp` is
+    // dropped on an error path).
+    let (sink, tmp): (Box<dyn Write>, Option<tempfile::NamedTempFile>) = match &cfg.output {
+        Output::Stdout => (Box::new(io::stdout().lock()), None),
         Output::File(path) => {
             let dir = match path.parent() {
                 Some(d) if !d.as_os_str().is_empty() => d,
                 _ => Path::new("."),
             };
-            // Written under a temporary name in the same directory and
-            // renamed at the end, so a failed run never leaves a partial
-            // trace under the final name (the temporary file is removed
-            // when `tmp` is dropped on an error path).
             let tmp = tempfile::Builder::new()
                 .prefix(".integrador-")
                 .suffix(".paje.tmp")
@@ -210,25 +197,41 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
                 .as_file()
                 .try_clone()
                 .map_err(|e| Error::in_file(path, e))?;
-            let out = BufWriter::with_capacity(1 << 18, file);
-            let (out, stats) = write_all(
-                &mut merge,
-                &mut reg,
-                out,
-                origin,
-                cfg.absolute_time,
-                progress.as_ref(),
-            )
-            .map_err(|e| io_error(e, &path.display().to_string()))?;
-            let file = out
-                .into_inner()
-                .map_err(|e| Error::in_file(path, e.error().to_string()))?;
-            file.sync_all().ok();
-            tmp.persist(path)
-                .map_err(|e| Error::in_file(path, e.error))?;
-            stats
+            (Box::new(file), Some(tmp))
         }
     };
+    let target = match &cfg.output {
+        Output::Stdout => "standard output".to_string(),
+        Output::File(path) => path.display().to_string(),
+    };
+    let out = BufWriter::with_capacity(1 << 18, sink);
+    let (out, written) = match write_all(
+        &mut merge,
+        &mut reg,
+        out,
+        origin,
+        cfg.absolute_time,
+        progress.as_ref(),
+    ) {
+        Ok(done) => done,
+        // A reader that stops early (`integrador ... -o - | head`) is not
+        // an error of ours.
+        Err(WriteError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe && tmp.is_none() => {
+            return Err(Error::broken_pipe());
+        }
+        Err(e) => return Err(io_error(e, &target)),
+    };
+    drop(
+        out.into_inner()
+            .map_err(|e| Error::input(format!("{target}: write error: {}", e.error())))?,
+    );
+    if let (Some(tmp), Output::File(path)) = (tmp, &cfg.output) {
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| Error::in_file(path, e))?;
+        tmp.persist(path)
+            .map_err(|e| Error::in_file(path, e.error))?;
+    }
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }

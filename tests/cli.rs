@@ -162,3 +162,25 @@ fn check_exit_codes() {
         Some(1)
     );
 }
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let d = tempdir();
+    let f = d.path().join("big.traced");
+    let text: String = (0..200_000).map(|i| format!("{} cpu_user node{} {}\n", 1795264448 + i / 100, i % 7, i % 100)).collect();
+    std::fs::write(&f, text).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_integrador"))
+        .args(["-q", "-ganglia", f.to_str().unwrap(), "-o", "-"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 100];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    // The pipe's read end is dropped here, as `| head -c 100` does.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty());
+}
