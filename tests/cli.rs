@@ -169,7 +169,16 @@ fn a_reader_that_stops_early_is_not_an_error() {
     use std::process::{Command, Stdio};
     let d = tempdir();
     let f = d.path().join("big.traced");
-    let text: String = (0..200_000).map(|i| format!("{} cpu_user node{} {}\n", 1795264448 + i / 100, i % 7, i % 100)).collect();
+    let text: String = (0..200_000)
+        .map(|i| {
+            format!(
+                "{} cpu_user node{} {}\n",
+                1795264448 + i / 100,
+                i % 7,
+                i % 100
+            )
+        })
+        .collect();
     std::fs::write(&f, text).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_integrador"))
         .args(["-q", "-ganglia", f.to_str().unwrap(), "-o", "-"])
@@ -181,6 +190,11 @@ fn a_reader_that_stops_early_is_not_an_error() {
     child.stdout.take().unwrap().read_exact(&mut head).unwrap();
     // The pipe's read end is dropped here, as `| head -c 100` does.
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.stderr.is_empty());
 }
