@@ -68,15 +68,17 @@ impl HostIdentity {
         if a == b {
             return true;
         }
-        let single_a = [a.to_string()];
-        let single_b = [b.to_string()];
-        let forms_a = self.aliases(a).unwrap_or(&single_a);
-        let forms_b = self.aliases(b).unwrap_or(&single_b);
-        forms_a.iter().any(|x| {
-            forms_b
-                .iter()
+        self.forms(a).any(|x| {
+            self.forms(b)
                 .any(|y| x == y || (self.short_names && (is_short_of(x, y) || is_short_of(y, x))))
         })
+    }
+
+    /// Every name of the host `name`: its alias list, or itself.
+    fn forms<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
+        let list = self.aliases(name);
+        let alone = list.is_none().then_some(name);
+        list.into_iter().flatten().map(String::as_str).chain(alone)
     }
 }
 

@@ -96,11 +96,11 @@ struct Row {
     /// Start and end (None = open) of the last entity of this row.
     last: Option<(f64, Option<f64>)>,
     last_serial: u64,
-    /// Open states: (serial, start).
+    /// Serials of the open (stacked) states.
     stack: Vec<u64>,
     serial: u64,
     has_variable: bool,
-    /// Pending link halves by key: (value, is start half).
+    /// Value of the pending link half of each key.
     pending: HashMap<String, usize>,
     used_keys: HashSet<String>,
 }
@@ -159,18 +159,16 @@ pub fn check<R: BufRead>(mut input: R) -> std::io::Result<Report> {
 /// string only at a word start, `#` outside a string ends the line, at most
 /// 20 words. Quirk kept: the character right after an opening quote is
 /// never examined, so `""` opens a string that runs to the next quote.
-fn tokenize(line: &[u8]) -> (Vec<&[u8]>, usize, bool) {
+fn tokenize<'a>(line: &'a [u8]) -> (Vec<&'a [u8]>, usize, bool) {
     let mut words: Vec<&[u8]> = Vec::new();
     let mut dropped = 0;
     let mut comment = false;
     let n = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
-    let mut add = |w: &'_ [u8], words: &mut Vec<&[u8]>| {
-        let _ = w;
+    let mut push = |w: &'a [u8]| {
         if words.len() < 20 {
-            true
+            words.push(w);
         } else {
             dropped += 1;
-            false
         }
     };
     let (mut i, mut start) = (0, 0);
@@ -179,9 +177,7 @@ fn tokenize(line: &[u8]) -> (Vec<&[u8]>, usize, bool) {
         let c = line.get(i).copied().unwrap_or(b'\n');
         if in_string {
             if c == b'"' {
-                if add(b"", &mut words) {
-                    words.push(line.get(start..i).unwrap_or(b""));
-                }
+                push(line.get(start..i).unwrap_or(b""));
                 in_string = false;
             }
             i += 1;
@@ -193,9 +189,7 @@ fn tokenize(line: &[u8]) -> (Vec<&[u8]>, usize, bool) {
         }
         let space = c.is_ascii_whitespace() || c == 0x0b;
         if in_word && space {
-            if add(b"", &mut words) {
-                words.push(line.get(start..i).unwrap_or(b""));
-            }
+            push(line.get(start..i).unwrap_or(b""));
             in_word = false;
         } else if !in_word && !space {
             if c == b'"' {
@@ -209,8 +203,8 @@ fn tokenize(line: &[u8]) -> (Vec<&[u8]>, usize, bool) {
         }
         i += 1;
     }
-    if (in_word || in_string) && add(b"", &mut words) {
-        words.push(line.get(start..n.max(start)).unwrap_or(b""));
+    if in_word || in_string {
+        push(line.get(start..n.max(start)).unwrap_or(b""));
     }
     (words, dropped, comment)
 }
@@ -218,22 +212,9 @@ fn tokenize(line: &[u8]) -> (Vec<&[u8]>, usize, bool) {
 /// boost::spirit `double_` on a prefix, as pj_dump reads times and values:
 /// the longest numeric prefix, or `None` when there is none.
 fn parse_double(s: &str) -> Option<f64> {
-    let b = s.as_bytes();
-    let mut end = 0;
-    let mut best = None;
-    while end < b.len() {
-        end += 1;
-        if let Some(prefix) = s.get(..end) {
-            if let Ok(v) = prefix.parse::<f64>() {
-                if !prefix.ends_with(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
-                    || v.is_finite()
-                {
-                    best = Some(v);
-                }
-            }
-        }
-    }
-    best
+    (1..=s.len())
+        .rev()
+        .find_map(|end| s.get(..end)?.parse::<f64>().ok())
 }
 
 impl Checker {
@@ -741,11 +722,10 @@ impl Checker {
                 }
                 match row.pending.remove(&f.key) {
                     None => {
-                        row.pending
-                            .insert(f.key.clone(), value * 2 + usize::from(kind == StartLink));
+                        row.pending.insert(f.key.clone(), value);
                     }
                     Some(other_half) => {
-                        if other_half / 2 != value {
+                        if other_half != value {
                             return Err(format!(
                                 "link `{}`: value `{}` differs from the other half's",
                                 f.key, f.value
