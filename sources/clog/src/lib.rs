@@ -1,0 +1,100 @@
+//! Streaming decoders of MPE logs (fact sheet: `specs/clog.md`):
+//! - [`clog2`]: CLOG2 (`CLOG-02.44`), the format of MPE2, with its
+//!   preamble, fixed-size blocks, both byte orders and the communicator
+//!   table;
+//! - [`legacy`]: the MPE 1.x CLOG format of the MPICH-1 era (`a.out.clog`),
+//!   whose records [`legacy::Record::to_clog2`] restates in CLOG2 terms.
+//!
+//! Decoders only: bytes in, typed records with their byte offsets out.
+//! Which host a rank ran on, how its clock maps to the epoch and how
+//! records become states and messages are the integrator's business.
+//! No input makes a reader panic; the first malformed byte ends the stream
+//! with an [`Error`] naming its offset.
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
+mod bytes;
+pub mod clog2;
+pub mod legacy;
+
+pub use clog2::{Body, Clog2Reader, CommEntry, Gcomm, Preamble, Record};
+pub use legacy::LegacyReader;
+
+/// MPE log formats, as told apart by content (clog.md §1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `CLOG-02.nn`.
+    Clog2,
+    /// MPE 1.x CLOG: no preamble, big-endian records from byte 0.
+    Legacy,
+}
+
+/// Tells the format from the first bytes of a file; `None` when it is
+/// neither.
+pub fn detect(head: &[u8]) -> Option<Format> {
+    if clog2::looks_like(head) {
+        Some(Format::Clog2)
+    } else if legacy::looks_like(head) {
+        Some(Format::Legacy)
+    } else {
+        None
+    }
+}
+
+/// What went wrong, without the position.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Reading the underlying stream failed.
+    #[error("read error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The file ends early.
+    #[error("file ends {0}")]
+    Truncated(String),
+    /// The preamble is not a CLOG-02.44 preamble.
+    #[error("bad preamble: {0}")]
+    Preamble(String),
+    /// A record header names a type this format does not have.
+    #[error("unknown record type {0}")]
+    UnknownRecord(i32),
+    /// A record does not fit where it must.
+    #[error("{0}")]
+    Layout(String),
+    /// A size or count no real file has.
+    #[error("{0}")]
+    Absurd(String),
+}
+
+/// A decoding error at a byte offset.
+#[derive(Debug, thiserror::Error)]
+#[error("byte {offset}: {kind}")]
+pub struct Error {
+    /// Offset from the start of the file.
+    pub offset: u64,
+    /// What went wrong.
+    pub kind: ErrorKind,
+}
+
+impl Error {
+    pub(crate) fn new(offset: u64, kind: ErrorKind) -> Error {
+        Error { offset, kind }
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Reads until `buf` is full or the stream ends; returns the bytes read.
+pub(crate) fn read_full<R: std::io::Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        let Some(rest) = buf.get_mut(n..) else { break };
+        match r.read(rest) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
