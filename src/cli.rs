@@ -169,6 +169,12 @@ pub struct Config {
     pub ganglia: Vec<PathBuf>,
     /// Collector for Ganglia files that name none.
     pub ganglia_collector: Option<String>,
+    /// MPE logs, globs expanded.
+    pub mpi: Vec<PathBuf>,
+    /// MPI nodes file.
+    pub mpinodes: Option<PathBuf>,
+    /// Wall-clock start (ns) of MPI runs without an anchor.
+    pub mpi_start: Option<i64>,
     /// Sync file.
     pub sync: Option<PathBuf>,
     /// Fit all sync lines.
@@ -226,9 +232,6 @@ impl Cli {
         if !self.deck.is_empty() || self.deck_map.is_some() {
             return Err(unsupported("-deck (libRastro DECK traces)"));
         }
-        if !self.mpi.is_empty() || self.mpinodes.is_some() || self.mpi_start.is_some() {
-            return Err(unsupported("-mpi (MPE CLOG2/CLOG logs)"));
-        }
         if !self.pcp.is_empty() || self.pcp_raw {
             return Err(unsupported("-pcp (Performance Co-Pilot archives)"));
         }
@@ -258,14 +261,31 @@ impl Cli {
         };
         let os = expand(&self.os)?;
         let ganglia = expand(&self.ganglia)?;
-        if os.is_empty() && ganglia.is_empty() {
+        let mpi = expand(&self.mpi)?;
+        if os.is_empty() && ganglia.is_empty() && mpi.is_empty() {
             return Err(Error::usage(
-                "no input: give at least one of -ganglia or -os (see --help)",
+                "no input: give at least one of -ganglia, -os or -mpi (see --help)",
             ));
         }
+        if mpi.is_empty() && (self.mpinodes.is_some() || self.mpi_start.is_some()) {
+            return Err(Error::usage(
+                "-mpinodes and --mpi-start describe MPI logs: give them with -mpi",
+            ));
+        }
+        let mpi_start = match &self.mpi_start {
+            None => None,
+            Some(s) => Some(crate::clock::parse_epoch_ns(s.as_bytes()).ok_or_else(|| {
+                Error::usage(format!(
+                    "--mpi-start `{s}`: expected epoch seconds, as 1795265512.474392"
+                ))
+            })?),
+        };
         Ok(Config {
             os,
             ganglia,
+            mpi,
+            mpinodes: self.mpinodes.clone(),
+            mpi_start,
             ganglia_collector: self.ganglia_collector.clone(),
             sync: self.sync.clone(),
             sync_fit: self.sync_fit,

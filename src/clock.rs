@@ -10,10 +10,46 @@
 
 use crate::error::{Error, Result};
 use crate::identity::HostIdentity;
+/// Exact `digits[.digits]` epoch seconds to ns (shared with the `.traced`
+/// reader, whose format it is).
+pub use integrador_ganglia::traced::parse_epoch_ns;
 use integrador_timesync::{SyncFile, SyncRecord};
 use std::path::Path;
 
 const NS: i128 = 1_000_000_000;
+
+/// Seconds as a double (MPE's clock) to the nearest nanosecond, exactly:
+/// the double is a dyadic rational `m·2^e`, scaled by 10^9 in i128 and
+/// rounded half away from zero, with no float arithmetic on the way.
+/// `None` for NaN, infinities and times beyond ±292 years.
+pub fn seconds_to_ns(s: f64) -> Option<i64> {
+    if !s.is_finite() {
+        return None;
+    }
+    let bits = s.to_bits();
+    let negative = bits >> 63 == 1;
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = (bits & ((1 << 52) - 1)) as i128;
+    let (m, e) = if exp == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1 << 52), exp - 1075)
+    };
+    let scaled = m * NS;
+    let ns = if e >= 0 {
+        if e > 40 {
+            return None;
+        }
+        scaled.checked_shl(e as u32)?
+    } else if e < -126 {
+        0
+    } else {
+        let sh = (-e) as u32;
+        (scaled + (1 << (sh - 1))) >> sh
+    };
+    let ns = i64::try_from(ns).ok()?;
+    Some(if negative { -ns } else { ns })
+}
 
 /// How one host's clock maps to the reference clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,6 +309,22 @@ mod tests {
     fn map_us(t: &SyncTable, host: &str, us: i64) -> i64 {
         let (m, _) = t.lookup(host, &HostIdentity::default()).unwrap();
         m.map(us * 1000).div_euclid(1000)
+    }
+
+    #[test]
+    fn doubles_become_exact_nanoseconds() {
+        assert_eq!(seconds_to_ns(0.0), Some(0));
+        assert_eq!(seconds_to_ns(1.5), Some(1_500_000_000));
+        assert_eq!(seconds_to_ns(-0.000152), Some(-152_000));
+        // 3.6454000110097695e-05 s (an anchor of the pingpong fixture).
+        assert_eq!(seconds_to_ns(3.6454000110097695e-05), Some(36_454));
+        assert_eq!(seconds_to_ns(4.5150993900001595), Some(4_515_099_390));
+        assert_eq!(seconds_to_ns(100000000.0), Some(100_000_000_000_000_000));
+        assert_eq!(seconds_to_ns(1e-300), Some(0));
+        assert_eq!(seconds_to_ns(f64::NAN), None);
+        assert_eq!(seconds_to_ns(1e12), None);
+        // Halves round away from zero: 2^-31 s = 0.4656612873077392578125 ns.
+        assert_eq!(seconds_to_ns(2f64.powi(-30)), Some(1));
     }
 
     #[test]

@@ -97,6 +97,23 @@ pub struct OsConfig {
     pub blocked: Display,
 }
 
+/// The `[mpi]` section.
+#[derive(Debug, Clone)]
+pub struct MpiConfig {
+    /// Name of the MPI state type (one row per rank's Process).
+    pub state_name: String,
+    /// Name of the MPI event type (solo events such as the anchor).
+    pub event_name: String,
+    /// Name of the message link type.
+    pub link_name: String,
+    /// The state between MPI calls (the thesis' "executing").
+    pub executing: Display,
+    /// Display of MPE states and events, keyed by their MPE name.
+    pub states: HashMap<String, Display>,
+    /// `start`: wall-clock start of runs without an anchor, in ns.
+    pub start: Option<i64>,
+}
+
 /// A loaded, validated hierarchy.
 #[derive(Debug, Clone)]
 pub struct Hierarchy {
@@ -118,6 +135,8 @@ pub struct Hierarchy {
     pub ganglia: GangliaConfig,
     /// Kernel trace settings.
     pub os: OsConfig,
+    /// MPI settings.
+    pub mpi: MpiConfig,
     /// Non-fatal remarks (sections of sources not built yet).
     pub warnings: Vec<String>,
 }
@@ -169,7 +188,8 @@ struct RawFile {
     #[serde(default)]
     os: RawOs,
     deck: Option<Spanned<toml::Table>>,
-    mpi: Option<Spanned<toml::Table>>,
+    #[serde(default)]
+    mpi: RawMpi,
     pcp: Option<Spanned<toml::Table>>,
 }
 
@@ -249,6 +269,19 @@ struct RawOs {
     state_name: Option<String>,
     #[serde(default)]
     values: RawOsValues,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMpi {
+    level: Option<Spanned<String>>,
+    state_name: Option<String>,
+    event_name: Option<String>,
+    link_name: Option<String>,
+    executing: Option<RawDisplay>,
+    start: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    states: BTreeMap<String, RawDisplay>,
 }
 
 #[derive(Deserialize, Default)]
@@ -403,6 +436,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
     };
     check_level(&raw.ganglia.level, Role::Machine, "ganglia")?;
     check_level(&raw.os.level, Role::Process, "os")?;
+    check_level(&raw.mpi.level, Role::Process, "mpi")?;
 
     // Host identity: a name in two alias lists is ambiguous.
     let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -541,8 +575,55 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
             .unwrap_or_default(),
     };
 
+    let start = match &raw.mpi.start {
+        None => None,
+        Some(v) => {
+            let ns = match v.get_ref() {
+                toml::Value::String(s) => crate::clock::parse_epoch_ns(s.as_bytes()),
+                toml::Value::Integer(i) => i.checked_mul(1_000_000_000),
+                _ => None,
+            };
+            Some(ns.ok_or_else(|| {
+                at(
+                    v.span().start,
+                    "`start`: expected epoch seconds as a string (\"1795265512.474392\") or an integer".into(),
+                )
+            })?)
+        }
+    };
+    let mut mpi_states = HashMap::new();
+    for (m, d) in &raw.mpi.states {
+        mpi_states.insert(m.clone(), display(d)?);
+    }
+    let mpi = MpiConfig {
+        state_name: raw
+            .mpi
+            .state_name
+            .clone()
+            .unwrap_or_else(|| "MPI state".into()),
+        event_name: raw
+            .mpi
+            .event_name
+            .clone()
+            .unwrap_or_else(|| "MPI event".into()),
+        link_name: raw
+            .mpi
+            .link_name
+            .clone()
+            .unwrap_or_else(|| "MPI message".into()),
+        executing: raw
+            .mpi
+            .executing
+            .as_ref()
+            .map(display)
+            .transpose()?
+            .unwrap_or_default(),
+        states: mpi_states,
+        start,
+    };
+
     let mut warnings = Vec::new();
-    for (name, section) in [("deck", &raw.deck), ("mpi", &raw.mpi), ("pcp", &raw.pcp)] {
+    for (name, section) in [("deck", &raw.deck), ("pcp", &raw.pcp)] {
         if let Some(s) = section {
             warnings.push(format!(
                 "{origin}: line {}: section [{name}] is for a source this build cannot read yet; it is kept for later and has no effect",
@@ -564,6 +645,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
         sync_fit,
         ganglia,
         os,
+        mpi,
         warnings,
     })
 }
@@ -661,10 +743,10 @@ mod tests {
 
     #[test]
     fn sections_of_future_sources_load_with_a_warning() {
-        let h = parse(&format!("{BASE}[mpi]\nanything = 1\n"), "h.toml").unwrap();
+        let h = parse(&format!("{BASE}[pcp]\nanything = 1\n"), "h.toml").unwrap();
         assert_eq!(h.warnings.len(), 1);
         assert!(
-            h.warnings[0].contains("line 9: section [mpi]"),
+            h.warnings[0].contains("line 9: section [pcp]"),
             "{:?}",
             h.warnings
         );

@@ -8,6 +8,12 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ContainerId(pub u32);
 
+impl ContainerId {
+    /// Pajé's root container `0`, which holds links between containers
+    /// that share no other ancestor.
+    pub const ROOT: ContainerId = ContainerId(u32::MAX);
+}
+
 /// Index of a type (container, state, variable, event or link type).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TypeId(pub u32);
@@ -37,6 +43,73 @@ pub enum Op {
         /// The new state.
         value: ValueId,
     },
+    /// A state nests on top of the current one (`PajePushState`).
+    PushState {
+        /// Where.
+        container: ContainerId,
+        /// Which state row.
+        ty: TypeId,
+        /// The new state.
+        value: ValueId,
+    },
+    /// The innermost state ends (`PajePopState`).
+    PopState {
+        /// Where.
+        container: ContainerId,
+        /// Which state row.
+        ty: TypeId,
+    },
+    /// A point event (`PajeNewEvent`).
+    NewEvent {
+        /// Where.
+        container: ContainerId,
+        /// Which event type.
+        ty: TypeId,
+        /// What happened.
+        value: ValueId,
+    },
+    /// The start of an arrow (`PajeStartLink`), in a container that holds
+    /// both ends.
+    StartLink {
+        /// The common ancestor of both ends.
+        container: ContainerId,
+        /// Link type.
+        ty: TypeId,
+        /// Link value.
+        value: ValueId,
+        /// Where the arrow starts.
+        from: ContainerId,
+        /// Pairs this half with its [`Op::EndLink`].
+        key: LinkKey,
+        /// Payload size in bytes (message size), written as a field.
+        size: i64,
+        /// Tag (message tag), written as a field.
+        tag: i64,
+    },
+    /// The end of an arrow (`PajeEndLink`).
+    EndLink {
+        /// The common ancestor of both ends.
+        container: ContainerId,
+        /// Link type.
+        ty: TypeId,
+        /// Link value.
+        value: ValueId,
+        /// Where the arrow ends.
+        to: ContainerId,
+        /// Pairs this half with its [`Op::StartLink`].
+        key: LinkKey,
+    },
+}
+
+/// Identifies one arrow: a channel handed out by the registry (unique in
+/// the run) and a sequence number within it, so both halves can compute
+/// it without remembering anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LinkKey {
+    /// Channel, from [`crate::registry::Registry::link_channel`].
+    pub channel: u32,
+    /// Number within the channel.
+    pub seq: u64,
 }
 
 /// An event: an action at a time, in nanoseconds since the epoch on the
@@ -53,7 +126,13 @@ impl Op {
     /// The container the action happens in.
     pub fn container(&self) -> ContainerId {
         match *self {
-            Op::SetVariable { container, .. } | Op::SetState { container, .. } => container,
+            Op::SetVariable { container, .. }
+            | Op::SetState { container, .. }
+            | Op::PushState { container, .. }
+            | Op::PopState { container, .. }
+            | Op::NewEvent { container, .. }
+            | Op::StartLink { container, .. }
+            | Op::EndLink { container, .. } => container,
         }
     }
 }

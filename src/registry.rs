@@ -17,6 +17,15 @@ pub enum TypeKind {
     State,
     /// A variable type.
     Variable,
+    /// An event type.
+    Event,
+    /// A link type between two container types.
+    Link {
+        /// Type of the start containers.
+        start: TypeId,
+        /// Type of the end containers.
+        end: TypeId,
+    },
 }
 
 /// A registered type.
@@ -82,7 +91,10 @@ pub struct Registry {
     machines: Vec<(ContainerId, Vec<String>)>,
     machine_cache: HashMap<String, ContainerId>,
     numbered: HashMap<(ContainerId, TypeId, u64), ContainerId>,
+    named: HashMap<(ContainerId, TypeId, String), ContainerId>,
+    link_channels: u32,
     sub_types: HashMap<(TypeId, TypeKind, String), TypeId>,
+    link_types: HashMap<(Option<TypeId>, TypeId, TypeId, String), TypeId>,
     value_ids: HashMap<(TypeId, String), ValueId>,
     hosts_seen: Vec<HostSeen>,
     /// Non-fatal remarks for the summary.
@@ -116,7 +128,10 @@ impl Registry {
             machines: Vec::new(),
             machine_cache: HashMap::new(),
             numbered: HashMap::new(),
+            named: HashMap::new(),
+            link_channels: 0,
             sub_types: HashMap::new(),
+            link_types: HashMap::new(),
             value_ids: HashMap::new(),
             hosts_seen: Vec::new(),
             warnings: Vec::new(),
@@ -323,6 +338,82 @@ impl Registry {
             }
             None => self.process(machine, tid),
         }
+    }
+
+    /// A child of `parent` of type `ty` known by name (an MPE thread, a
+    /// rank without a pid), kept apart from pid-numbered children.
+    pub fn named_child(&mut self, parent: ContainerId, ty: TypeId, name: &str) -> ContainerId {
+        let key = (parent, ty, name.to_string());
+        if let Some(&c) = self.named.get(&key) {
+            return c;
+        }
+        let c = self.push_container(ty, Some(parent), name.to_string());
+        self.named.insert(key, c);
+        c
+    }
+
+    /// Renames a container before the writer creates it (an MPI rank's
+    /// Process shows its rank beside its pid). Returns whether it could.
+    pub fn rename(&mut self, c: ContainerId, name: &str) -> bool {
+        let def = &mut self.containers[c.0 as usize];
+        if def.created {
+            return false;
+        }
+        def.name = name.to_string();
+        true
+    }
+
+    /// The innermost container holding both `a` and `b` (`None` = root).
+    pub fn common_ancestor(&self, a: ContainerId, b: ContainerId) -> Option<ContainerId> {
+        let mut chain = Vec::new();
+        let mut x = Some(a);
+        while let Some(c) = x {
+            chain.push(c);
+            x = self.container(c).parent;
+        }
+        let mut y = Some(b);
+        while let Some(c) = y {
+            if chain.contains(&c) {
+                return Some(c);
+            }
+            y = self.container(c).parent;
+        }
+        None
+    }
+
+    /// A new link channel, unique in the run (see [`crate::model::LinkKey`]).
+    pub fn link_channel(&mut self) -> u32 {
+        self.link_channels += 1;
+        self.link_channels
+    }
+
+    /// The event type `name` under container type `parent`.
+    pub fn event_type(&mut self, parent: TypeId, name: &str) -> TypeId {
+        self.sub_type(parent, TypeKind::Event, name, None)
+    }
+
+    /// The link type `name` under container type `parent` (`None` = the
+    /// root type), from containers of type `start` to type `end`.
+    pub fn link_type(
+        &mut self,
+        parent: Option<TypeId>,
+        start: TypeId,
+        end: TypeId,
+        name: &str,
+    ) -> TypeId {
+        let key = (parent, start, end, name.to_string());
+        if let Some(&t) = self.link_types.get(&key) {
+            return t;
+        }
+        let t = self.push_type(TypeDef {
+            kind: TypeKind::Link { start, end },
+            parent,
+            name: name.to_string(),
+            color: None,
+            declared: false,
+        });
+        self.link_types.insert(key, t);
+        t
     }
 
     /// The state type `name` under container type `parent`.

@@ -2,13 +2,15 @@
 //! source (registration of the source kinds is here), merge, write, and
 //! collect what the summary reports.
 //!
-//! Sources are registered in a fixed order (os, then ganglia; later deck,
-//! mpi and pcp take their place in cli.md's order), and within a kind in
+//! Sources are registered in a fixed order (mpi, os, then ganglia; deck
+//! and pcp will take their place in cli.md's order), and within a kind in
 //! file order: that order is the tie rule of the merge.
 
 use crate::cli::{Config, Output};
 use crate::clock::{ClockMap, SyncFit, SyncTable};
-use crate::convert::{ganglia::TracedSetup, ganglia::TracedSource, os::OsSource};
+use crate::convert::{
+    ganglia::TracedSetup, ganglia::TracedSource, mpi::MpiSetup, mpi::MpiSource, os::OsSource,
+};
 use crate::error::{Error, Result};
 use crate::hierarchy::Hierarchy;
 use crate::merge::Merge;
@@ -119,6 +121,19 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     };
 
     let mut sources: Vec<Box<dyn EventSource>> = Vec::new();
+    for path in &cfg.mpi {
+        let setup = MpiSetup {
+            nodes: cfg.mpinodes.as_deref(),
+            start: cfg.mpi_start.or(reg.hierarchy.mpi.start),
+            window: cfg.reorder_window,
+        };
+        sources.push(Box::new(MpiSource::open(
+            path,
+            setup,
+            &mut reg,
+            &mut clock_of,
+        )?));
+    }
     for path in &cfg.os {
         let format = integrador_sched::detect(&head(path)?);
         if format != integrador_sched::Format::Os {

@@ -31,6 +31,28 @@ pub struct SourceStats {
     pub clock_host: Option<String>,
     /// Whether that host's clock was corrected by the sync file.
     pub clock: Option<ClockMap>,
+    /// Point-to-point messages, for sources that have them.
+    pub messages: Option<MessageStats>,
+    /// Source-specific facts for the summary (anchors, pairing problems).
+    pub notes: Vec<String>,
+}
+
+/// What a message-passing source matched, after clock correction.
+#[derive(Debug, Clone, Default)]
+pub struct MessageStats {
+    /// Sends paired with their receive (one arrow each).
+    pub matched: u64,
+    /// Sends without a receive, per (sender rank, receiver rank, tag).
+    pub unmatched_sends: u64,
+    /// Receives without a send.
+    pub unmatched_recvs: u64,
+    /// Unmatched messages, described (`0->1 tag 7: 2 sends`).
+    pub unmatched: Vec<String>,
+    /// Receives before their send by at most the tolerance (1 µs).
+    pub early_within_tolerance: u64,
+    /// Per (sender host, receiver host): receives more than 1 µs before
+    /// their send, and the worst (ns early, message description).
+    pub violations: std::collections::BTreeMap<(String, String), (u64, i64, String)>,
 }
 
 /// A converted input.
@@ -65,6 +87,13 @@ impl Timeline {
             clock: stats.clock.unwrap_or(ClockMap::Identity),
             stats,
         }
+    }
+
+    /// A timeline whose positions are byte offsets (binary inputs).
+    pub fn binary(window: i64, stats: SourceStats) -> Timeline {
+        let mut t = Timeline::new(window, stats);
+        t.reorder.unit = "byte";
+        t
     }
 
     /// Adds an event read at `line`, at `time` on the source's clock.
@@ -159,6 +188,8 @@ pub struct Reorder<T> {
     heap: BinaryHeap<Pending<T>>,
     max_seen: Option<(i64, u64)>,
     seq: u64,
+    /// What positions are: `line` (text) or `byte` (binary).
+    unit: &'static str,
     /// Records that arrived earlier than one before them.
     pub reordered: u64,
 }
@@ -172,6 +203,7 @@ impl<T> Reorder<T> {
             heap: BinaryHeap::new(),
             max_seen: None,
             seq: 0,
+            unit: "line",
             reordered: 0,
         }
     }
@@ -182,10 +214,11 @@ impl<T> Reorder<T> {
         match self.max_seen {
             Some((max, max_line)) if time < max => {
                 if max - time > self.window {
+                    let unit = self.unit;
                     return Err(Error::in_file(
                         path,
                         format!(
-                            "line {line}: time goes back {} before line {max_line}, more than the reorder window of {} (--reorder-window)",
+                            "{unit} {line}: time goes back {} before {unit} {max_line}, more than the reorder window of {} (--reorder-window)",
                             crate::cli::format_duration(max - time),
                             crate::cli::format_duration(self.window)
                         ),

@@ -3,4 +3,5 @@
 //! [`EventSource`](crate::source::EventSource).
 
 pub mod ganglia;
+pub mod mpi;
 pub mod os;

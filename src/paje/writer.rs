@@ -19,7 +19,7 @@ use crate::registry::{Registry, TypeKind};
 use std::io::{self, Write};
 
 /// The header: event ids are the index in this table.
-const HEADER: [(EventKind, &[(&str, &str)]); 9] = [
+const HEADER: [(EventKind, &[(&str, &str)]); 15] = [
     (
         EventKind::DefineContainerType,
         &[("Type", "string"), ("Name", "string"), ("Alias", "string")],
@@ -87,6 +87,63 @@ const HEADER: [(EventKind, &[(&str, &str)]); 9] = [
             ("Value", "string"),
         ],
     ),
+    (
+        EventKind::DefineEventType,
+        &[("Type", "string"), ("Name", "string"), ("Alias", "string")],
+    ),
+    (
+        EventKind::DefineLinkType,
+        &[
+            ("Type", "string"),
+            ("StartContainerType", "string"),
+            ("EndContainerType", "string"),
+            ("Name", "string"),
+            ("Alias", "string"),
+        ],
+    ),
+    (
+        EventKind::PushState,
+        &[
+            ("Time", "date"),
+            ("Container", "string"),
+            ("Type", "string"),
+            ("Value", "string"),
+        ],
+    ),
+    (
+        EventKind::PopState,
+        &[
+            ("Time", "date"),
+            ("Container", "string"),
+            ("Type", "string"),
+        ],
+    ),
+    // Message size and tag ride along as extra fields (PajeNG keeps
+    // fields it does not know); the key stays before them.
+    (
+        EventKind::StartLink,
+        &[
+            ("Time", "date"),
+            ("Container", "string"),
+            ("Type", "string"),
+            ("Value", "string"),
+            ("StartContainer", "string"),
+            ("Key", "string"),
+            ("Size", "int"),
+            ("Tag", "int"),
+        ],
+    ),
+    (
+        EventKind::EndLink,
+        &[
+            ("Time", "date"),
+            ("Container", "string"),
+            ("Type", "string"),
+            ("Value", "string"),
+            ("EndContainer", "string"),
+            ("Key", "string"),
+        ],
+    ),
 ];
 
 fn id_of(kind: EventKind) -> u32 {
@@ -117,8 +174,12 @@ pub struct WriteStats {
     pub containers: u64,
     /// Variable changes written.
     pub variables: u64,
-    /// State changes written.
+    /// State changes written (set, push, pop).
     pub states: u64,
+    /// Point events written.
+    pub events_point: u64,
+    /// Arrows written (counted at their start).
+    pub links: u64,
     /// Time of the last event (ns, reference clock).
     pub last_time: Option<i64>,
 }
@@ -195,15 +256,89 @@ impl<W: Write> PajeWriter<W> {
                 container,
                 ty,
                 value,
+            }
+            | Op::PushState {
+                container,
+                ty,
+                value,
             } => {
                 self.create_container(reg, container, ev.time)?;
                 self.declare_value(reg, value)?;
-                self.begin(EventKind::SetState);
+                let kind = if matches!(ev.op, Op::SetState { .. }) {
+                    EventKind::SetState
+                } else {
+                    EventKind::PushState
+                };
+                self.begin(kind);
                 self.time(ev.time);
                 self.ident('c', container.0);
                 self.ident('t', ty.0);
                 self.ident('v', value.0);
                 self.stats.states += 1;
+            }
+            Op::PopState { container, ty } => {
+                self.create_container(reg, container, ev.time)?;
+                self.declare_type(reg, ty)?;
+                self.begin(EventKind::PopState);
+                self.time(ev.time);
+                self.ident('c', container.0);
+                self.ident('t', ty.0);
+                self.stats.states += 1;
+            }
+            Op::NewEvent {
+                container,
+                ty,
+                value,
+            } => {
+                self.create_container(reg, container, ev.time)?;
+                self.declare_value(reg, value)?;
+                self.begin(EventKind::NewEvent);
+                self.time(ev.time);
+                self.ident('c', container.0);
+                self.ident('t', ty.0);
+                self.ident('v', value.0);
+                self.stats.events_point += 1;
+            }
+            Op::StartLink {
+                container,
+                ty,
+                value,
+                from,
+                key,
+                size,
+                tag,
+            } => {
+                self.create_container(reg, container, ev.time)?;
+                self.create_container(reg, from, ev.time)?;
+                self.declare_value(reg, value)?;
+                self.begin(EventKind::StartLink);
+                self.time(ev.time);
+                self.ident('c', container.0);
+                self.ident('t', ty.0);
+                self.ident('v', value.0);
+                self.ident('c', from.0);
+                self.key(key);
+                self.int(size);
+                self.int(tag);
+                self.stats.links += 1;
+            }
+            Op::EndLink {
+                container,
+                ty,
+                value,
+                to,
+                key,
+            } => {
+                self.create_container(reg, container, ev.time)?;
+                self.create_container(reg, to, ev.time)?;
+                self.declare_value(reg, value)?;
+                self.begin(EventKind::EndLink);
+                self.time(ev.time);
+                self.ident('c', container.0);
+                self.ident('t', ty.0);
+                self.ident('v', value.0);
+                self.ident('c', to.0);
+                self.key(key);
             }
         }
         self.end()
@@ -235,15 +370,25 @@ impl<W: Write> PajeWriter<W> {
         if let Some(p) = def.parent {
             self.declare_type(reg, p)?;
         }
+        if let TypeKind::Link { start, end } = def.kind {
+            self.declare_type(reg, start)?;
+            self.declare_type(reg, end)?;
+        }
         let kind = match def.kind {
             TypeKind::Container => EventKind::DefineContainerType,
             TypeKind::State => EventKind::DefineStateType,
             TypeKind::Variable => EventKind::DefineVariableType,
+            TypeKind::Event => EventKind::DefineEventType,
+            TypeKind::Link { .. } => EventKind::DefineLinkType,
         };
         self.begin(kind);
         match def.parent {
             Some(p) => self.ident('t', p.0),
             None => self.word(b"0"),
+        }
+        if let TypeKind::Link { start, end } = def.kind {
+            self.ident('t', start.0);
+            self.ident('t', end.0);
         }
         self.name(&def.name);
         if def.kind == TypeKind::Variable {
@@ -279,7 +424,7 @@ impl<W: Write> PajeWriter<W> {
         c: ContainerId,
         time: i64,
     ) -> io::Result<()> {
-        if reg.container(c).created {
+        if c == ContainerId::ROOT || reg.container(c).created {
             return Ok(());
         }
         let def = reg.container(c).clone();
@@ -321,10 +466,28 @@ impl<W: Write> PajeWriter<W> {
     }
 
     fn ident(&mut self, prefix: char, n: u32) {
+        if prefix == 'c' && n == ContainerId::ROOT.0 {
+            return self.word(b"0");
+        }
         let mut b = itoa::Buffer::new();
         self.line.push(b' ');
         self.line.push(prefix as u8);
         self.line.extend_from_slice(b.format(n).as_bytes());
+    }
+
+    fn int(&mut self, n: i64) {
+        let mut b = itoa::Buffer::new();
+        self.word(b.format(n).as_bytes());
+    }
+
+    fn key(&mut self, key: crate::model::LinkKey) {
+        let mut b = itoa::Buffer::new();
+        self.line.push(b' ');
+        self.line.push(b'k');
+        self.line
+            .extend_from_slice(b.format(key.channel).as_bytes());
+        self.line.push(b'_');
+        self.line.extend_from_slice(b.format(key.seq).as_bytes());
     }
 
     fn name(&mut self, name: &str) {

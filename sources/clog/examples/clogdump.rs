@@ -28,7 +28,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(Format::Legacy) => {
             let mut r = LegacyReader::new(file);
             while let Some(rec) = r.next_record()? {
-                println!("@{} ts={:.6} proc={} {:?}", rec.offset, rec.time, rec.procid, rec.body);
+                println!(
+                    "@{} ts={:.6} proc={} {:?}",
+                    rec.offset, rec.time, rec.procid, rec.body
+                );
             }
         }
         None => return Err("not an MPE log".into()),

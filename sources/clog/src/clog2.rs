@@ -36,7 +36,8 @@ pub fn looks_like(head: &[u8]) -> bool {
     match head.get(..11) {
         Some(h) => {
             h.starts_with(b"CLOG-02.")
-                && h.get(8..10).is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+                && h.get(8..10)
+                    .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
                 && h.get(10) == Some(&0)
         }
         None => false,
@@ -399,9 +400,7 @@ impl<R: Read> Clog2Reader<R> {
         let preamble = Preamble::parse(&pre)?;
         let fptr = preamble.commtable_fptr;
         let bs = u64::from(preamble.block_size);
-        if fptr != 0
-            && (fptr < PREAMBLE_SIZE as u64 || (fptr - PREAMBLE_SIZE as u64) % bs != 0)
-        {
+        if fptr != 0 && (fptr < PREAMBLE_SIZE as u64 || (fptr - PREAMBLE_SIZE as u64) % bs != 0) {
             return Err(Error::new(
                 0,
                 ErrorKind::Preamble(format!(
@@ -504,10 +503,7 @@ impl<R: Read> Clog2Reader<R> {
         else {
             return Err(self.fail(offset, ErrorKind::Layout("short header".into())));
         };
-        let Some(&body_size) = usize::try_from(rectype)
-            .ok()
-            .and_then(|t| BODY_SIZE.get(t))
-        else {
+        let Some(&body_size) = usize::try_from(rectype).ok().and_then(|t| BODY_SIZE.get(t)) else {
             return Err(self.fail(offset, ErrorKind::UnknownRecord(rectype)));
         };
         let size = HEADER_SIZE + body_size;
@@ -595,9 +591,7 @@ impl<R: Read> Clog2Reader<R> {
             if n < 40 {
                 return Err(self.fail(
                     at + n as u64,
-                    ErrorKind::Truncated(format!(
-                        "inside communicator table entry {i} of {count}"
-                    )),
+                    ErrorKind::Truncated(format!("inside communicator table entry {i} of {count}")),
                 ));
             }
             let mut c = Cursor::new(&entry, self.endian);

@@ -1,0 +1,65 @@
+//! Color names of the inputs (MPE and libRastro name X11 colors: `green`,
+//! `forest green`, `OrangeRed`) as Pajé colors (`"r g b"` in 0..1).
+
+/// X11's `rgb.txt` and CSS disagree on these four; MPE means X11
+/// (Jumpshot reads `rgb.txt`), so they are X11 here.
+const X11_NOT_CSS: [(&str, [u8; 3]); 4] = [
+    ("gray", [190, 190, 190]),
+    ("green", [0, 255, 0]),
+    ("maroon", [176, 48, 96]),
+    ("purple", [160, 32, 240]),
+];
+
+/// The Pajé color of an X11/CSS color name or `#rrggbb`; `None` when the
+/// name is unknown (the caller picks a palette color).
+pub fn paje_color(name: &str) -> Option<String> {
+    let key: String = name
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if key.is_empty() {
+        return None;
+    }
+    let grey = key.replace("grey", "gray");
+    let rgb = match X11_NOT_CSS.iter().find(|(n, _)| *n == grey) {
+        Some((_, rgb)) => *rgb,
+        None => {
+            let c = csscolorparser::parse(&key).ok()?;
+            let [r, g, b, _] = c.to_rgba8();
+            [r, g, b]
+        }
+    };
+    let f = |v: u8| {
+        let x = f64::from(v) / 255.0;
+        // Three decimals are finer than any display.
+        let s = format!("{x:.3}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        if s.is_empty() {
+            "0".to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    Some(format!("{} {} {}", f(rgb[0]), f(rgb[1]), f(rgb[2])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn x11_names() {
+        assert_eq!(paje_color("blue").as_deref(), Some("0 0 1"));
+        assert_eq!(paje_color("green").as_deref(), Some("0 1 0"));
+        assert_eq!(paje_color("white").as_deref(), Some("1 1 1"));
+        assert_eq!(
+            paje_color("forest green").as_deref(),
+            Some("0.133 0.545 0.133")
+        );
+        assert_eq!(paje_color("OrangeRed").as_deref(), Some("1 0.271 0"));
+        assert_eq!(paje_color("maroon").as_deref(), Some("0.69 0.188 0.376"));
+        assert_eq!(paje_color("no such color"), None);
+        assert_eq!(paje_color(""), None);
+    }
+}
