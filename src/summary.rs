@@ -62,7 +62,8 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
         if s.warnings > 0 {
             write!(out, ", {} warnings", s.warnings)?;
         }
-        writeln!(out)
+        writeln!(out)?;
+        rows(out, &s.notes, |out, n| writeln!(out, "      {n}"))
     })?;
     writeln!(out, "  hosts:")?;
     rows(out, &r.hosts, |out, (name, machine, cluster)| {
@@ -132,10 +133,40 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
             unstamped.join(", ")
         )?;
     }
-    writeln!(
-        out,
-        "  messages: none (no message-passing source in this run)"
-    )?;
+    let with_messages: Vec<_> = r
+        .sources
+        .iter()
+        .filter_map(|s| s.messages.as_ref().map(|m| (s, m)))
+        .collect();
+    if with_messages.is_empty() {
+        writeln!(
+            out,
+            "  messages: none (no message-passing source in this run)"
+        )?;
+    }
+    for (s, m) in with_messages {
+        let name = s
+            .path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let violations: u64 = m.violations.values().map(|v| v.0).sum();
+        writeln!(
+            out,
+            "  messages ({name}): {} matched, {} send(s) and {} receive(s) unmatched; {violations} causality violation(s) beyond 1 µs, {} receive(s) up to 1 µs early",
+            m.matched, m.unmatched_sends, m.unmatched_recvs, m.early_within_tolerance
+        )?;
+        rows(out, &m.unmatched, |out, u| {
+            writeln!(out, "    unmatched {u}")
+        })?;
+        let pairs: Vec<_> = m.violations.iter().collect();
+        rows(out, &pairs, |out, ((from, to), (n, worst, which))| {
+            writeln!(
+                out,
+                "    {from} -> {to}: {n} receive(s) before their send; worst {} early ({which})",
+                crate::cli::format_duration(*worst)
+            )
+        })?;
+    }
     if !r.warnings.is_empty() {
         writeln!(out, "  warnings:")?;
         rows(out, &r.warnings, |out, w| writeln!(out, "    {w}"))?;

@@ -422,7 +422,7 @@ impl MpiSource {
                     };
                     notes.push(format!(
                         "rank {w} on {host}: no anchor; placed by the given start {}",
-                        fmt_epoch(start)
+                        fmt_secs(start)
                     ));
                     (
                         start,
@@ -441,27 +441,42 @@ impl MpiSource {
                 },
             );
         }
+        let mut rank_notes = Vec::new();
         for (w, (epoch, mpe, pid)) in &anchors {
             if let Some(r) = ranks.get(w) {
-                notes.push(format!(
-                    "rank {w} on {}: pid {pid}, anchor {} at MPE time {}, offset {}",
+                rank_notes.push(format!(
+                    "rank {w} on {}: pid {pid}, anchor {} at MPE time {} s, offset {}",
                     r.host,
-                    fmt_epoch(*epoch),
+                    fmt_secs(*epoch),
                     fmt_secs(*mpe),
-                    fmt_epoch(epoch - mpe)
+                    fmt_secs(epoch - mpe)
                 ));
             }
         }
-        for (host, offsets) in &by_host {
-            let (lo, hi) = offsets
-                .iter()
-                .fold((i64::MAX, i64::MIN), |(lo, hi), &o| (lo.min(o), hi.max(o)));
+        let all: Vec<i64> = by_host.values().flatten().copied().collect();
+        if let (Some(lo), Some(hi)) = (all.iter().min(), all.iter().max()) {
+            notes.insert(
+                0,
+                format!(
+                    "anchors: {} rank(s) on {} host(s), offsets {} to {} (spread {})",
+                    all.len(),
+                    by_host.len(),
+                    fmt_secs(*lo),
+                    fmt_secs(*hi),
+                    crate::cli::format_duration(hi - lo)
+                ),
+            );
+        }
+        for (host, offsets) in by_host.iter().filter(|(_, o)| o.len() > 1) {
+            let lo = offsets.iter().min().copied().unwrap_or(0);
+            let hi = offsets.iter().max().copied().unwrap_or(0);
             notes.push(format!(
-                "anchors on {host}: {} rank(s), offsets spread {}",
+                "anchors on {host}: {} ranks, offsets spread {}",
                 offsets.len(),
                 crate::cli::format_duration(hi - lo)
             ));
         }
+        notes.extend(rank_notes);
 
         // Rows, and how many events each will see.
         let thread_ty = reg.level_type(Role::Thread);
@@ -809,10 +824,6 @@ fn fmt_secs(ns: i64) -> String {
     let mut v = Vec::new();
     crate::paje::writer::push_seconds(&mut v, ns);
     String::from_utf8_lossy(&v).into_owned()
-}
-
-fn fmt_epoch(ns: i64) -> String {
-    fmt_secs(ns)
 }
 
 impl Converter for MpiSource {

@@ -1,0 +1,590 @@
+//! MPE logs: the decoder against the fixtures' ground truth (expected.json
+//! and MPE's own `clog2_print`), the conversion against the same text, the
+//! merge with OS and Ganglia data, the MPE-1 CLOG format, and bad input.
+
+mod clog_build;
+mod common;
+use clog_build::*;
+use common::*;
+use integrador_clog::{Body, Clog2Reader, Format, LegacyReader, Record};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+const FIXTURES: [&str; 3] = ["pingpong", "ring", "median"];
+
+fn clog2(name: &str) -> PathBuf {
+    fixture(&format!("clog2/{name}/{name}.clog2"))
+}
+
+fn decode(
+    path: &Path,
+) -> (
+    Vec<Record>,
+    Vec<integrador_clog::CommEntry>,
+    integrador_clog::Preamble,
+) {
+    let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let mut r = Clog2Reader::new(f).unwrap();
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        out.push(rec);
+    }
+    let table = r.comm_table().unwrap();
+    (out, table, r.preamble().clone())
+}
+
+/// Decimal seconds (`-0.000152`, `1795264142.824145`) to ns, exactly.
+fn ns(s: &str) -> i64 {
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    let mut frac = frac.to_string();
+    assert!(frac.len() <= 9, "{s}");
+    while frac.len() < 9 {
+        frac.push('0');
+    }
+    let v = int.parse::<i64>().unwrap() * 1_000_000_000 + frac.parse::<i64>().unwrap();
+    if neg {
+        -v
+    } else {
+        v
+    }
+}
+
+fn key_values(line: &str) -> HashMap<&str, &str> {
+    line.split_whitespace()
+        .filter_map(|w| w.split_once('='))
+        .collect()
+}
+
+#[test]
+fn detects_formats_by_content() {
+    let head = std::fs::read(clog2("ring")).unwrap();
+    assert_eq!(integrador_clog::detect(&head[..64]), Some(Format::Clog2));
+    let legacy = legacy_record(0.5, 7, 0, &legacy_body(&[1, 10], Some(("a.c", 40))));
+    assert_eq!(integrador_clog::detect(&legacy), Some(Format::Legacy));
+    assert_eq!(
+        integrador_clog::detect(b"1795265500.5 cpu_user vm 1\n"),
+        None
+    );
+    assert_eq!(integrador_clog::detect(b"CLOG-02.4"), None);
+}
+
+#[test]
+fn decoder_matches_expected_json() {
+    for name in FIXTURES {
+        let dir = fixture(&format!("clog2/{name}"));
+        let exp = read_json(&dir.join("expected.json"));
+        let (records, table, pre) = decode(&clog2(name));
+
+        // Preamble, key by key.
+        let ep = &exp["preamble"];
+        assert_eq!(pre.big_endian, ep["is_big_endian"].as_bool().unwrap());
+        assert_eq!(pre.finalized, ep["is_finalzed"].as_bool());
+        assert_eq!(
+            u64::from(pre.block_size),
+            ep["block_size"].as_u64().unwrap()
+        );
+        assert_eq!(pre.commtable_fptr, ep["commtable_fptr"].as_u64().unwrap());
+        for (k, v) in ep.as_object().unwrap() {
+            if let Some(n) = v.as_i64() {
+                if k != "commtable_fptr" {
+                    assert_eq!(pre.int(k), Some(n), "{name}: preamble {k}");
+                }
+            }
+        }
+
+        // Record counts: total, per type, per rank.
+        assert_eq!(
+            records.len() as u64,
+            exp["records_total"].as_u64().unwrap(),
+            "{name}"
+        );
+        let mut by_type: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut by_rank: BTreeMap<String, u64> = BTreeMap::new();
+        for r in &records {
+            *by_type.entry(r.body.name()).or_default() += 1;
+            if !matches!(r.body, Body::EndBlock | Body::EndLog) {
+                *by_rank.entry(r.rank.to_string()).or_default() += 1;
+            }
+        }
+        for (t, n) in exp["records_by_type"].as_object().unwrap() {
+            assert_eq!(
+                by_type.get(t.as_str()).copied().unwrap_or(0),
+                n.as_u64().unwrap(),
+                "{name}: {t}"
+            );
+        }
+        for (r, n) in exp["records_by_rank"].as_object().unwrap() {
+            assert_eq!(by_rank.get(r).copied(), n.as_u64(), "{name}: rank {r}");
+        }
+        let blocks = records
+            .iter()
+            .filter(|r| matches!(r.body, Body::EndBlock))
+            .count()
+            + 1;
+        assert_eq!(blocks as u64, exp["num_blocks"].as_u64().unwrap());
+
+        // State and event definitions.
+        let states: Vec<Value> = records
+            .iter()
+            .filter_map(|r| match &r.body {
+                Body::StateDef {
+                    state,
+                    start,
+                    end,
+                    color,
+                    name,
+                    format,
+                } => Some(serde_json::json!({
+                    "state_id": state, "name": name, "start_event": start, "end_event": end,
+                    "color": color, "format": format })),
+                _ => None,
+            })
+            .collect();
+        let mut want = exp["states"].as_array().unwrap().clone();
+        let mut got = states;
+        let sort = |v: &mut Vec<Value>| v.sort_by_key(|s| s["state_id"].as_i64());
+        sort(&mut want);
+        sort(&mut got);
+        assert_eq!(got, want, "{name}: states");
+        for e in exp["event_defs"].as_array().unwrap() {
+            assert!(
+                records.iter().any(|r| matches!(&r.body,
+                Body::EventDef { etype, name, color, format }
+                    if i64::from(*etype) == e["event_id"].as_i64().unwrap()
+                    && name == e["name"].as_str().unwrap()
+                    && color == e["color"].as_str().unwrap()
+                    && format == e["format"].as_str().unwrap())),
+                "{name}: {e}"
+            );
+        }
+
+        // Communicator table and processor names.
+        let et = exp["comm_table"].as_array().unwrap();
+        assert_eq!(table.len(), et.len());
+        for (g, w) in table.iter().zip(et) {
+            assert_eq!(i64::from(g.local_id), w["local_id"].as_i64().unwrap());
+            assert_eq!(i64::from(g.kind), w["kind"].as_i64().unwrap());
+            assert_eq!(g.gcomm.processor, w["processor_name"].as_str().unwrap());
+        }
+        let mut comm: HashMap<(i32, i32), i32> = HashMap::new();
+        let mut processor = BTreeMap::new();
+        for r in &records {
+            if let Body::Comm {
+                etype,
+                icomm,
+                rank,
+                wrank,
+                gcomm,
+            } = &r.body
+            {
+                comm.insert((*icomm, *rank), *wrank);
+                if *etype == 1 {
+                    processor.insert(*wrank, gcomm.processor.clone());
+                }
+            }
+        }
+        let want: Vec<&str> = exp["processor_name_by_rank"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            processor.values().map(String::as_str).collect::<Vec<_>>(),
+            want
+        );
+
+        // Messages, grouped in world ranks.
+        let mut sends: BTreeMap<(i32, i32, i32, i32), u64> = BTreeMap::new();
+        let mut recvs: BTreeMap<(i32, i32, i32, i32), u64> = BTreeMap::new();
+        for r in &records {
+            if let Body::Msg {
+                etype,
+                icomm,
+                rank,
+                tag,
+                size,
+            } = r.body
+            {
+                let me = comm[&(r.icomm, r.rank)];
+                let partner = comm[&(icomm, rank)];
+                if etype == -101 {
+                    *sends.entry((me, partner, tag, size)).or_default() += 1;
+                } else {
+                    *recvs.entry((partner, me, tag, size)).or_default() += 1;
+                }
+            }
+        }
+        for (field, got) in [
+            ("sends_by_src_dst_tag_size", &sends),
+            ("recvs_by_src_dst_tag_size", &recvs),
+        ] {
+            let want: BTreeMap<(i32, i32, i32, i32), u64> = exp["messages"][field]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| {
+                    let f = |k: &str| m[k].as_i64().unwrap() as i32;
+                    (
+                        (f("src"), f("dst"), f("tag"), f("size")),
+                        m["count"].as_u64().unwrap(),
+                    )
+                })
+                .collect();
+            assert_eq!(got, &want, "{name}: {field}");
+        }
+
+        // Anchors: cargo bytes, decoded text and exact MPE time.
+        let anchor_id = exp["anchor_event_id"].as_i64().unwrap() as i32;
+        for a in exp["anchors"].as_array().unwrap() {
+            let rank = a["rank"].as_i64().unwrap() as i32;
+            let rec = records
+                .iter()
+                .find(|r| {
+                    matches!(r.body, Body::Cargo { etype, .. } if etype == anchor_id)
+                        && comm[&(r.icomm, r.rank)] == rank
+                })
+                .unwrap_or_else(|| panic!("{name}: no anchor for rank {rank}"));
+            let Body::Cargo { bytes, .. } = &rec.body else {
+                unreachable!()
+            };
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            assert_eq!(hex, a["cargo_hex"].as_str().unwrap());
+            let text = integrador_clog::clog2::cargo_string(bytes).unwrap();
+            assert_eq!(
+                std::str::from_utf8(text).unwrap(),
+                a["cargo_text"].as_str().unwrap()
+            );
+            assert_eq!(
+                rec.time,
+                a["mpe_time"].as_f64().unwrap(),
+                "{name}: rank {rank}"
+            );
+        }
+
+        // First and last records, and the ENDLOG sentinel.
+        let printed: Vec<&Record> = records
+            .iter()
+            .filter(|r| !matches!(r.body, Body::EndBlock | Body::EndLog))
+            .collect();
+        assert_eq!(
+            printed[0].time,
+            exp["first_timestamp"]["value"].as_f64().unwrap()
+        );
+        assert_eq!(
+            printed.last().unwrap().time,
+            exp["last_timestamp"]["value"].as_f64().unwrap()
+        );
+        assert_eq!(
+            records.last().unwrap().time,
+            exp["endlog_time"].as_f64().unwrap()
+        );
+        assert!(
+            printed.windows(2).all(|w| w[0].time <= w[1].time),
+            "{name}: merged file is time sorted"
+        );
+    }
+}
+
+/// Every record `clog2_print` prints, field by field, in file order.
+#[test]
+fn decoder_matches_clog2_print() {
+    let cases = FIXTURES
+        .iter()
+        .map(|n| (clog2(n), fixture(&format!("clog2/{n}/{n}.clog2_print.txt"))))
+        .chain([(
+            fixture("scenarios/pingpong-localhost/mpi/mpi_pingpong.clog2"),
+            fixture("scenarios/pingpong-localhost/mpi/clog2-print.txt"),
+        )]);
+    for (file, print) in cases {
+        let (records, _, _) = decode(&file);
+        let text = std::fs::read_to_string(&print).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("ts=")).collect();
+        let ours: Vec<&Record> = records
+            .iter()
+            .filter(|r| !matches!(r.body, Body::EndBlock | Body::EndLog))
+            .collect();
+        assert_eq!(ours.len(), lines.len(), "{}", file.display());
+        for (r, line) in ours.iter().zip(&lines) {
+            let kv = key_values(line);
+            let ctx = format!("{}: {line}", file.display());
+            assert_eq!(format!("{:.6}", r.time), kv["ts"], "{ctx}");
+            // The header's icomm/rank come first in the line.
+            let mut words = line.split_whitespace();
+            let head: Vec<&str> = words.by_ref().take(5).collect();
+            assert_eq!(head[1], format!("icomm={}", r.icomm), "{ctx}");
+            assert_eq!(head[2], format!("rank={}", r.rank), "{ctx}");
+            assert_eq!(head[3], format!("thd={}", r.thread), "{ctx}");
+            assert_eq!(head[4], format!("type={}", r.body.name()), "{ctx}");
+            let body: HashMap<&str, &str> = words.filter_map(|w| w.split_once('=')).collect();
+            match &r.body {
+                Body::Bare { etype } | Body::Cargo { etype, .. } => {
+                    assert_eq!(body["et"], etype.to_string(), "{ctx}")
+                }
+                Body::Msg {
+                    etype,
+                    icomm,
+                    rank,
+                    tag,
+                    size,
+                } => {
+                    assert_eq!(
+                        body["et"],
+                        if *etype == -101 { "send" } else { "recv" },
+                        "{ctx}"
+                    );
+                    assert_eq!(body["icomm"], icomm.to_string(), "{ctx}");
+                    assert_eq!(body["rank"], rank.to_string(), "{ctx}");
+                    assert_eq!(body["tag"], tag.to_string(), "{ctx}");
+                    assert_eq!(body["sz"], size.to_string(), "{ctx}");
+                }
+                Body::StateDef {
+                    state,
+                    start,
+                    end,
+                    color,
+                    name,
+                    ..
+                } => {
+                    assert_eq!(
+                        (
+                            body["state"],
+                            body["s_et"],
+                            body["e_et"],
+                            body["color"],
+                            body["name"]
+                        ),
+                        (
+                            state.to_string().as_str(),
+                            start.to_string().as_str(),
+                            end.to_string().as_str(),
+                            color.as_str(),
+                            name.as_str()
+                        ),
+                        "{ctx}"
+                    );
+                }
+                Body::EventDef {
+                    etype,
+                    color,
+                    name,
+                    format,
+                } => {
+                    assert_eq!(
+                        (body["et"], body["color"], body["name"], body["fmt"]),
+                        (
+                            etype.to_string().as_str(),
+                            color.as_str(),
+                            name.as_str(),
+                            format.as_str()
+                        ),
+                        "{ctx}"
+                    );
+                }
+                Body::ConstDef { etype, value, name } => {
+                    assert_eq!(
+                        (body["et"], body["name"], body["value"]),
+                        (
+                            etype.to_string().as_str(),
+                            name.as_str(),
+                            value.to_string().as_str()
+                        ),
+                        "{ctx}"
+                    );
+                }
+                Body::Comm {
+                    icomm,
+                    rank,
+                    wrank,
+                    gcomm,
+                    ..
+                } => {
+                    assert_eq!(body["icomm"], icomm.to_string(), "{ctx}");
+                    assert_eq!(body["rank"], rank.to_string(), "{ctx}");
+                    assert_eq!(body["wrank"], wrank.to_string(), "{ctx}");
+                    assert_eq!(
+                        body["gcomm"],
+                        format!("{}-{:.6}-{}", gcomm.random, gcomm.time, gcomm.processor),
+                        "{ctx}"
+                    );
+                }
+                Body::TimeShift { shift } => {
+                    assert_eq!(body["shift"], format!("{:.6}", shift), "{ctx}")
+                }
+                other => panic!("{ctx}: unexpected {other:?}"),
+            }
+        }
+    }
+}
+
+/// pj_dump lines split on ", ".
+fn dump(trace: &Path) -> Option<Vec<Vec<String>>> {
+    Some(
+        pj_dump_lines(trace)?
+            .iter()
+            .map(|l| l.split(", ").map(|s| s.trim().to_string()).collect())
+            .collect(),
+    )
+}
+
+fn origin(trace: &Path) -> i64 {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let line = text.lines().next().unwrap();
+    line.strip_prefix("# origin ")
+        .unwrap()
+        .parse::<i64>()
+        .unwrap()
+        * 1_000_000_000
+}
+
+/// `12628 rank 0` → 0.
+fn rank_of(container: &str) -> i32 {
+    container.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+/// The state intervals and messages of our trace equal those computed
+/// from `clog2_print`'s text with each rank placed by its anchor (µs
+/// printing and pj_dump's 6 decimals leave at most 2 µs between them).
+#[test]
+fn conversion_matches_clog2_print() {
+    for name in FIXTURES {
+        let dir = fixture(&format!("clog2/{name}"));
+        let exp = read_json(&dir.join("expected.json"));
+        let out = tempdir();
+        let trace = out.path().join(format!("{name}.paje"));
+        let o = integrador(&[
+            "-mpi",
+            clog2(name).to_str().unwrap(),
+            "-mpinodes",
+            dir.join(format!("{name}.nodes")).to_str().unwrap(),
+            "-o",
+            trace.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_valid(&trace);
+        let t0 = origin(&trace);
+        let Some(lines) = dump(&trace) else { continue };
+
+        // Offsets from the anchors, exactly as conventions.md §5 says.
+        let mut offset = HashMap::new();
+        for a in exp["anchors"].as_array().unwrap() {
+            let mpe = integrador::clock::seconds_to_ns(a["mpe_time"].as_f64().unwrap()).unwrap();
+            offset.insert(
+                a["rank"].as_i64().unwrap() as i32,
+                ns(a["epoch"].as_str().unwrap()) - mpe,
+            );
+        }
+        let text = std::fs::read_to_string(dir.join(format!("{name}.clog2_print.txt"))).unwrap();
+        let mut defs: HashMap<i32, (String, bool)> = HashMap::new();
+        for l in text.lines().filter(|l| l.contains("type=sdef")) {
+            let kv = key_values(l);
+            defs.insert(kv["s_et"].parse().unwrap(), (kv["name"].to_string(), true));
+            defs.insert(kv["e_et"].parse().unwrap(), (kv["name"].to_string(), false));
+        }
+        let rel = |rank: i32, ts: &str| ns(ts) + offset[&rank] - t0;
+        let mut open: HashMap<(i32, String), VecDeque<i64>> = HashMap::new();
+        let mut want_states: BTreeMap<(i32, String), Vec<(i64, i64)>> = BTreeMap::new();
+        let mut sends: HashMap<(i32, i32, i32), VecDeque<i64>> = HashMap::new();
+        let mut recvs: HashMap<(i32, i32, i32), VecDeque<i64>> = HashMap::new();
+        for l in text.lines().filter(|l| l.starts_with("ts=")) {
+            let kv = key_values(l);
+            let rank: i32 = l.split_whitespace().nth(2).unwrap()[5..].parse().unwrap();
+            let t = rel(rank, kv["ts"]);
+            if l.contains("type=bare") {
+                if let Some((s, start)) = defs.get(&kv["et"].parse::<i32>().unwrap()) {
+                    let q = open.entry((rank, s.clone())).or_default();
+                    if *start {
+                        q.push_back(t);
+                    } else {
+                        let b = q.pop_front().expect("end after start");
+                        want_states
+                            .entry((rank, s.clone()))
+                            .or_default()
+                            .push((b, t));
+                    }
+                }
+            } else if l.contains("type=msg") {
+                let partner: i32 = l
+                    .split("rank=")
+                    .nth(2)
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                let tag: i32 = kv["tag"].parse().unwrap();
+                if kv["et"] == "send" {
+                    sends.entry((rank, partner, tag)).or_default().push_back(t);
+                } else {
+                    recvs.entry((partner, rank, tag)).or_default().push_back(t);
+                }
+            }
+        }
+        let mut want_links: Vec<(i32, i32, i64, i64)> = Vec::new();
+        for (k, s) in &sends {
+            for (a, b) in s.iter().zip(&recvs[k]) {
+                want_links.push((k.0, k.1, *a, *b));
+            }
+        }
+
+        let us = |s: &str| ns(s);
+        let mut got_states: BTreeMap<(i32, String), Vec<(i64, i64)>> = BTreeMap::new();
+        let mut got_links = Vec::new();
+        for f in &lines {
+            if f[0] == "State" && f[2] == "MPI state" && f[7] != "executing" {
+                got_states
+                    .entry((rank_of(&f[1]), f[7].clone()))
+                    .or_default()
+                    .push((us(&f[3]), us(&f[4])));
+            }
+            if f[0] == "Link" {
+                got_links.push((rank_of(&f[7]), rank_of(&f[8]), us(&f[3]), us(&f[4])));
+            }
+        }
+        assert!(
+            want_states.len() >= 5 && want_links.len() >= 12,
+            "{name}: the text was read"
+        );
+        let close = |a: i64, b: i64| (a - b).abs() <= 2_000;
+        assert_eq!(
+            got_states
+                .iter()
+                .map(|(k, v)| (k.clone(), v.len()))
+                .collect::<Vec<_>>(),
+            want_states
+                .iter()
+                .map(|(k, v)| (k.clone(), v.len()))
+                .collect::<Vec<_>>(),
+            "{name}: state instances per rank"
+        );
+        for (k, want) in &want_states {
+            let mut got = got_states[k].clone();
+            let mut want = want.clone();
+            got.sort();
+            want.sort();
+            for (g, w) in got.iter().zip(&want) {
+                assert!(
+                    close(g.0, w.0) && close(g.1, w.1),
+                    "{name} {k:?}: {g:?} vs {w:?}"
+                );
+            }
+        }
+        got_links.sort();
+        want_links.sort();
+        assert_eq!(got_links.len(), want_links.len(), "{name}: links");
+        for (g, w) in got_links.iter().zip(&want_links) {
+            assert!(
+                g.0 == w.0 && g.1 == w.1 && close(g.2, w.2) && close(g.3, w.3),
+                "{name}: {g:?} vs {w:?}"
+            );
+        }
+        let sum = exp["messages"]["send"].as_u64().unwrap();
+        assert_eq!(got_links.len() as u64, sum);
+    }
+}
