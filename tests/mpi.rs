@@ -588,3 +588,376 @@ fn conversion_matches_clog2_print() {
         assert_eq!(got_links.len() as u64, sum);
     }
 }
+
+/// The scenario: MPI, kernel and Ganglia data of one machine in one trace;
+/// each rank's Process holds its MPI row and its OS row, and the MPI row
+/// lies inside the process' life as the kernel saw it.
+#[test]
+fn scenario_merges_mpi_with_os_and_ganglia() {
+    let dir = fixture("scenarios/pingpong-localhost");
+    let exp = read_json(&dir.join("expected.json"));
+    let out = tempdir();
+    let trace = out.path().join("s.paje");
+    let p = |r: &str| dir.join(r).to_str().unwrap().to_string();
+    let o = integrador(&[
+        "-mpi",
+        &p("mpi/mpi_pingpong.clog2"),
+        "-mpinodes",
+        &p("mpi.nodes"),
+        "-os",
+        &p("sched/vm.os"),
+        "-ganglia",
+        &p("ganglia/ganglia.traced"),
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_valid(&trace);
+    let summary = stderr(&o);
+    assert!(
+        summary.contains(
+            "messages (mpi_pingpong.clog2): 200 matched, 0 send(s) and 0 receive(s) unmatched"
+        ),
+        "{summary}"
+    );
+    for r in exp["mpi"]["ranks"].as_array().unwrap() {
+        // The summary's anchor offset, rounded to µs, is expected.json's.
+        let rank = r["rank"].as_i64().unwrap();
+        let pid = r["pid"].as_i64().unwrap();
+        let line = summary
+            .lines()
+            .find(|l| l.contains(&format!("rank {rank} on vm: pid {pid},")))
+            .unwrap_or_else(|| panic!("{summary}"));
+        let off = ns(line.rsplit("offset ").next().unwrap().trim());
+        let want = ns(r["mpe_to_epoch_offset"].as_str().unwrap());
+        assert!((off - want).abs() <= 500, "rank {rank}: {off} vs {want}");
+    }
+    let t0 = origin(&trace);
+    let Some(lines) = dump(&trace) else { return };
+    for r in exp["mpi"]["ranks"].as_array().unwrap() {
+        let rank = r["rank"].as_i64().unwrap();
+        let pid = r["pid"].as_i64().unwrap();
+        let name = format!("{pid} rank {rank}");
+        let rows: std::collections::BTreeSet<&str> = lines
+            .iter()
+            .filter(|f| f[0] == "State" && f[1] == name)
+            .map(|f| f[2].as_str())
+            .collect();
+        assert_eq!(
+            rows.into_iter().collect::<Vec<_>>(),
+            vec!["MPI state", "OS state"],
+            "{name}"
+        );
+        let exec = lines
+            .iter()
+            .find(|f| f[0] == "State" && f[1] == name && f[7] == "executing")
+            .unwrap();
+        let os = &exp["sched"]["rank_pids"][pid.to_string()];
+        let life = (
+            ns(os["first_switch_epoch"].as_str().unwrap()) - t0,
+            ns(os["last_switch_epoch"].as_str().unwrap()) - t0,
+        );
+        let (a, b) = (ns(&exec[3]), ns(&exec[4]));
+        assert!(
+            life.0 < a && b < life.1,
+            "{name}: MPI {a}..{b} outside OS life {life:?}"
+        );
+        // And the MPI run interval of expected.json holds it.
+        let run = exp["mpi"]["run_interval_epoch"].as_array().unwrap();
+        assert!(ns(run[0].as_str().unwrap()) - t0 <= a + 1_000);
+        assert!(b <= ns(run[1].as_str().unwrap()) - t0 + 1_000);
+    }
+    // Both ranks' arrows, all complete (pj_dump would have refused a
+    // dangling one, and so would the checker).
+    assert_eq!(lines.iter().filter(|f| f[0] == "Link").count(), 200);
+    assert!(lines
+        .iter()
+        .any(|f| f[0] == "Variable" && f[2] == "cpu_user"));
+}
+
+/// An MPE-1 CLOG file, written field by field from clog.md §5, decodes to
+/// exactly the records it encodes, across a block boundary.
+#[test]
+fn legacy_clog_built_from_the_spec() {
+    for block in [65536usize, 1024] {
+        let recs = [
+            (0.0, 7, 0, legacy_body(&[1, 12], Some(("ring.c", 40)))),
+            (0.0, 4, 0, legacy_body(&[101, 0, 91, 1], None)),
+            (
+                0.0,
+                6,
+                0,
+                legacy_body(&[1, 500, 501, 0], Some(("red", 24)))
+                    .into_iter()
+                    .chain(b"User_Broadcast\0\0".iter().copied())
+                    .collect(),
+            ),
+            (0.0, 5, 0, legacy_body(&[700, 0], Some(("tick", 16)))),
+            (0.001, 1, 0, legacy_body(&[500, 0, 1, 0], Some(("", 16)))),
+            (0.0015, 1, 1, legacy_body(&[500, 0, 1, 0], Some(("", 16)))),
+            (
+                0.002,
+                1,
+                0,
+                legacy_body(&[-101, 1, 1, 0], Some(("1 0", 16))),
+            ),
+        ];
+        let second = [
+            (
+                0.003,
+                1,
+                1,
+                legacy_body(&[-102, 0, 1, 0], Some(("1 0", 16))),
+            ),
+            (0.004, 1, 0, legacy_body(&[501, 0, 1, 0], Some(("", 16)))),
+            (0.0045, 1, 1, legacy_body(&[700, 0, 1, 0], Some(("", 16)))),
+            (0.005, 1, 1, legacy_body(&[501, 0, 1, 0], Some(("", 16)))),
+            (0.005, 8, 1, (-0.25f64).to_be_bytes().to_vec()),
+            (1000000.0, -2, 0, vec![]),
+        ];
+        let mut file = Vec::new();
+        for (t, rt, p, b) in &recs {
+            file.extend(legacy_record(*t, *rt, *p, b));
+        }
+        let endblock_at = file.len();
+        file.extend(legacy_record(0.0, -1, 0, &[]));
+        file.resize(block, 0xEE);
+        let second_at = file.len();
+        for (t, rt, p, b) in &second {
+            file.extend(legacy_record(*t, *rt, *p, b));
+        }
+        file.resize(2 * block, 0);
+
+        assert_eq!(integrador_clog::detect(&file), Some(Format::Legacy));
+        let mut r = LegacyReader::new(&file[..]);
+        let mut got = Vec::new();
+        while let Some(rec) = r.next_record().unwrap() {
+            got.push(rec);
+        }
+        assert_eq!(r.block_size(), Some(block));
+        use integrador_clog::legacy::Body as L;
+        let raw = |etype, data, s: &str| L::Raw {
+            etype,
+            data,
+            srcloc: 1,
+            string: s.into(),
+        };
+        let want = vec![
+            (
+                0,
+                0.0,
+                0,
+                L::SrcLoc {
+                    srcloc: 1,
+                    lineno: 12,
+                    file: "ring.c".into(),
+                },
+            ),
+            (
+                72,
+                0.0,
+                0,
+                L::Comm {
+                    etype: 101,
+                    parent: 0,
+                    newcomm: 91,
+                    srcloc: 1,
+                },
+            ),
+            (
+                112,
+                0.0,
+                0,
+                L::StateDef {
+                    state: 1,
+                    start: 500,
+                    end: 501,
+                    color: "red".into(),
+                    description: "User_Broadcast".into(),
+                },
+            ),
+            (
+                192,
+                0.0,
+                0,
+                L::EventDef {
+                    etype: 700,
+                    description: "tick".into(),
+                },
+            ),
+            (240, 0.001, 0, raw(500, 0, "")),
+            (296, 0.0015, 1, raw(500, 0, "")),
+            (352, 0.002, 0, raw(-101, 1, "1 0")),
+            (endblock_at as u64, 0.0, 0, L::EndBlock),
+            (second_at as u64, 0.003, 1, raw(-102, 0, "1 0")),
+            (second_at as u64 + 56, 0.004, 0, raw(501, 0, "")),
+            (second_at as u64 + 112, 0.0045, 1, raw(700, 0, "")),
+            (second_at as u64 + 168, 0.005, 1, raw(501, 0, "")),
+            (second_at as u64 + 224, 0.005, 1, L::Shift { shift: -0.25 }),
+            (second_at as u64 + 256, 1000000.0, 0, L::EndLog),
+        ];
+        let got_t: Vec<_> = got
+            .iter()
+            .map(|r| (r.offset, r.time, r.procid, r.body.clone()))
+            .collect();
+        assert_eq!(got_t, want, "block size {block}");
+
+        // RAWEVENT messages become MSGEVTs in CLOG2 terms.
+        let msgs: Vec<Body> = got
+            .iter()
+            .filter_map(|r| r.to_clog2())
+            .map(|r| r.body)
+            .filter(|b| matches!(b, Body::Msg { .. }))
+            .collect();
+        assert_eq!(
+            msgs,
+            vec![
+                Body::Msg {
+                    etype: -101,
+                    icomm: 0,
+                    rank: 1,
+                    tag: 1,
+                    size: 0
+                },
+                Body::Msg {
+                    etype: -102,
+                    icomm: 0,
+                    rank: 0,
+                    tag: 1,
+                    size: 0
+                },
+            ]
+        );
+
+        // And it integrates: no anchor in MPE-1 logs, so a start is given.
+        let out = tempdir();
+        let log = out.path().join("old.clog");
+        std::fs::write(&log, &file).unwrap();
+        let nodes = out.path().join("nodes");
+        std::fs::write(&nodes, "# two hosts\nold1\n\nold2\n").unwrap();
+        let trace = out.path().join("old.paje");
+        let args = [
+            "-mpi",
+            log.to_str().unwrap(),
+            "-mpinodes",
+            nodes.to_str().unwrap(),
+            "-o",
+            trace.to_str().unwrap(),
+        ];
+        let o = integrador(&args);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "no anchor, no start: {}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains("--mpi-start"), "{}", stderr(&o));
+        assert!(!trace.exists());
+        let mut with_start = args.to_vec();
+        with_start.extend(["--mpi-start", "1000000000.5"]);
+        let o = integrador(&with_start);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_valid(&trace);
+        assert!(stderr(&o).contains("1 matched"), "{}", stderr(&o));
+        if let Some(lines) = dump(&trace) {
+            let states: Vec<_> = lines
+                .iter()
+                .filter(|f| f[0] == "State" && f[7] == "User_Broadcast")
+                .collect();
+            assert_eq!(states.len(), 2);
+            let link = lines.iter().find(|f| f[0] == "Link").unwrap();
+            assert_eq!(
+                (link[3].as_str(), link[4].as_str()),
+                ("0.502000", "0.503000")
+            );
+            assert_eq!((link[7].as_str(), link[8].as_str()), ("rank 0", "rank 1"));
+            assert!(lines
+                .iter()
+                .any(|f| f[0] == "Event" && f.last().unwrap() == "tick"));
+        }
+    }
+}
+
+/// Unmatched sends and receives are reported, not drawn, not fatal; a
+/// little-endian (unmerged) file with processor names and no nodes file;
+/// a state that ends under another is closed without breaking nesting.
+#[test]
+fn unmatched_messages_and_crossed_states_are_reported() {
+    let mut b = Clog2::new(false, 512);
+    b.comm(0.0, 0, 0, 0, 0, "hostA");
+    b.comm(0.0, 0, 1, 1, 0, "hostA");
+    b.comm(0.0, 1, 0, 0, 1, "hostB");
+    b.comm(0.0, 1, 1, 2, 0, "hostB");
+    b.edef(0.0, 5000, "white", "integrador_anchor", "%s");
+    b.cargo(0.00001, 0, 5000, "1795265512.000010 100");
+    b.cargo(0.00002, 1, 5000, "1795265512.000020 200");
+    b.bare(0.001, 0, 600); // A starts
+    b.bare(0.002, 0, 602); // B starts inside A
+    b.bare(0.003, 0, 601); // A ends while B is open: crossed
+    b.bare(0.004, 0, 603); // B ends
+    b.bare(0.0045, 0, 603); // an end without a start
+    for i in 0..3 {
+        b.msg(0.005 + f64::from(i) * 0.001, 0, true, 1, 9, 64);
+    }
+    b.msg(0.0065, 1, false, 0, 9, 64);
+    b.msg(0.0070, 1, false, 0, 4, 8); // tag 4 was never sent
+    b.bare(0.008, 1, 600); // left open at the end
+    b.sdef(0.009, 300, 600, 601, "orange", "A");
+    b.sdef(0.009, 301, 602, 603, "forest green", "B");
+    let file = b.finish();
+    let out = tempdir();
+    let log = out.path().join("u.clog2");
+    std::fs::write(&log, &file).unwrap();
+    let trace = out.path().join("u.paje");
+    let o = integrador(&["-mpi", log.to_str().unwrap(), "-o", trace.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_valid(&trace);
+    let s = stderr(&o);
+    for want in [
+        "1 matched, 2 send(s) and 1 receive(s) unmatched",
+        "unmatched 0->1 tag 9: 2 send(s) without a receive",
+        "unmatched 0->1 tag 4: 1 receive(s) without a send",
+        "state pairing: 1 end(s) without a start, 1 start(s) never ended, 1 crossed",
+    ] {
+        assert!(s.contains(want), "missing `{want}` in\n{s}");
+    }
+    assert_eq!(count_events(&trace, "PajeStartLink"), 1);
+    assert_eq!(count_events(&trace, "PajeEndLink"), 1);
+    if let Some(lines) = dump(&trace) {
+        // Hosts from the processor names; one arrow between machines,
+        // held by their cluster.
+        let link = lines.iter().find(|f| f[0] == "Link").unwrap();
+        assert_eq!(link[1], "cluster");
+        assert_eq!(
+            (link[7].as_str(), link[8].as_str()),
+            ("100 rank 0", "200 rank 1")
+        );
+        let mut a: Vec<_> = lines
+            .iter()
+            .filter(|f| f[0] == "State" && f[7] == "A")
+            .map(|f| (f[3].clone(), f[4].clone()))
+            .collect();
+        a.sort();
+        assert_eq!(
+            a,
+            vec![
+                ("0.001000".into(), "0.003000".into()),
+                ("0.008000".into(), "0.008000".into())
+            ]
+        );
+        let mut bs: Vec<_> = lines
+            .iter()
+            .filter(|f| f[0] == "State" && f[7] == "B")
+            .map(|f| (f[3].clone(), f[4].clone()))
+            .collect();
+        bs.sort();
+        // B is popped with A and pushed back at 0.003.
+        assert_eq!(
+            bs,
+            vec![
+                ("0.002000".into(), "0.003000".into()),
+                ("0.003000".into(), "0.004000".into())
+            ]
+        );
+    }
+}
