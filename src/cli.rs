@@ -426,10 +426,45 @@ mod tests {
 
     #[test]
     fn unsupported_sources_are_usage_errors() {
-        let cli = Cli::try_parse_from(["integrador", "--mpi", "a.clog2", "-o", "x"]).unwrap();
+        let cli = Cli::try_parse_from(["integrador", "--deck", "a.rst", "-o", "x"]).unwrap();
         let e = cli.resolve().unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(e.message.contains("not supported yet"), "{e}");
+    }
+
+    #[test]
+    fn mpi_options_need_mpi_logs() {
+        let cli =
+            Cli::try_parse_from(["integrador", "--os", "x.os", "--mpi-start", "5", "-o", "x"])
+                .unwrap();
+        assert_eq!(cli.resolve().unwrap_err().exit_code(), 2);
+        let cli = Cli::try_parse_from([
+            "integrador",
+            "--mpi",
+            "Cargo.toml",
+            "--mpi-start",
+            "yesterday",
+            "-o",
+            "x",
+        ])
+        .unwrap();
+        let e = cli.resolve().unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message.contains("--mpi-start `yesterday`"), "{e}");
+        let cli = Cli::try_parse_from([
+            "integrador",
+            "--mpi",
+            "Cargo.toml",
+            "--mpi-start",
+            "1795265512.474392",
+            "-o",
+            "x",
+        ])
+        .unwrap();
+        assert_eq!(
+            cli.resolve().unwrap().mpi_start,
+            Some(1_795_265_512_474_392_000)
+        );
     }
 
     #[test]

@@ -251,12 +251,6 @@ fn unsupported_sources_exit_2() {
     let g = write(d.path(), "g.traced", "1795264448 cpu_user node01 1.5\n");
     fails(
         d.path(),
-        &["-ganglia", &g, "-mpi", "a.clog2"],
-        2,
-        &["-mpi", "not supported yet"],
-    );
-    fails(
-        d.path(),
         &["-ganglia", &g, "-pcp", "pcp/x"],
         2,
         &["-pcp", "not supported yet"],
@@ -286,5 +280,31 @@ fn unsupported_sources_exit_2() {
         &["-ganglia", xml.to_str().unwrap()],
         2,
         &["snap_000.xml: looks like Ganglia Xml", "not supported yet"],
+    );
+}
+
+#[test]
+fn mpi_input_problems() {
+    let d = tempdir();
+    let g = write(d.path(), "g.traced", "1795264448 cpu_user node01 1.5\n");
+    // A file that is no MPE log.
+    fails(d.path(), &["-mpi", &g], 1, &["g.traced: not an MPE log"]);
+    // A missing log.
+    fails(d.path(), &["-mpi", "nope.clog2"], 1, &["nope.clog2"]);
+    // A bad nodes file names its line.
+    let log = fixture("clog2/ring/ring.clog2");
+    let nodes = write(d.path(), "bad.nodes", "node01\nnode02:zero\n");
+    fails(
+        d.path(),
+        &["-mpi", log.to_str().unwrap(), "-mpinodes", &nodes],
+        1,
+        &["bad.nodes: line 2: expected `host` or `host:N`"],
+    );
+    let empty = write(d.path(), "empty.nodes", "# nothing\n\n");
+    fails(
+        d.path(),
+        &["-mpi", log.to_str().unwrap(), "-mpinodes", &empty],
+        1,
+        &["empty.nodes: no host"],
     );
 }

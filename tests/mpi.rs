@@ -961,3 +961,44 @@ fn unmatched_messages_and_crossed_states_are_reported() {
         );
     }
 }
+
+/// The shipped MPI hierarchies load (their [pcp] part with a warning until
+/// PCP lands) and integrate the scenario.
+#[test]
+fn shipped_mpi_hierarchies_integrate_the_scenario() {
+    let dir = fixture("scenarios/pingpong-localhost");
+    let p = |r: &str| dir.join(r).to_str().unwrap().to_string();
+    for (h, with_os) in [("mpi+os+ganglia+pcp.toml", true), ("mpi+pcp.toml", false)] {
+        let out = tempdir();
+        let trace = out.path().join("h.paje");
+        let hierarchy = root().join("hierarchies").join(h);
+        let mut args = vec![
+            "-mpi".to_string(),
+            p("mpi/mpi_pingpong.clog2"),
+            "-mpinodes".into(),
+            p("mpi.nodes"),
+            "-hierarchy".into(),
+            hierarchy.to_str().unwrap().into(),
+            "-o".into(),
+            trace.to_str().unwrap().into(),
+        ];
+        if with_os {
+            args.extend([
+                "-os".into(),
+                p("sched/vm.os"),
+                "-ganglia".into(),
+                p("ganglia/ganglia.traced"),
+            ]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = integrador(&args);
+        assert!(o.status.success(), "{h}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("section [pcp] is for a source this build cannot read yet"),
+            "{h}: {}",
+            stderr(&o)
+        );
+        assert_valid(&trace);
+        assert_eq!(count_events(&trace, "PajeStartLink"), 200, "{h}");
+    }
+}

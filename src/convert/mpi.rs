@@ -110,6 +110,8 @@ struct StateDef {
     color: String,
 }
 
+type FirstCargo = (f64, [u8; 32], u64);
+
 /// What pass 1 learns.
 #[derive(Default)]
 struct Scan {
@@ -119,7 +121,8 @@ struct Scan {
     states: Vec<StateDef>,
     state_of_etype: HashMap<i32, (usize, bool)>,
     events: HashMap<i32, (String, String)>,
-    cargo_first: HashMap<(i32, i32, i32), (f64, [u8; 32], u64)>,
+    /// First cargo event per (etype, icomm, rank): time, cargo, offset.
+    cargo_first: HashMap<(i32, i32, i32), FirstCargo>,
     row_events: HashMap<(i32, i32, i32), u64>,
     rank_span: HashMap<(i32, i32), (f64, f64)>,
     msgs: HashMap<(i32, i32, i32, i32, i32, bool), u64>,

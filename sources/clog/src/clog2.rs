@@ -446,10 +446,13 @@ impl<R: Read> Clog2Reader<R> {
             ));
         }
         let size = self.preamble.block_size as usize;
-        if self.block.len() != size {
-            self.block = vec![0; size];
-        }
-        let n = match read_full(&mut self.inner, &mut self.block) {
+        // Grows with the bytes that actually arrive: a preamble claiming a
+        // huge block on a small file costs no more than the file.
+        self.block.clear();
+        let n = match (&mut self.inner)
+            .take(size as u64)
+            .read_to_end(&mut self.block)
+        {
             Ok(n) => n,
             Err(e) => return Err(self.fail(start, e.into())),
         };
