@@ -1002,3 +1002,126 @@ fn shipped_mpi_hierarchies_integrate_the_scenario() {
         assert_eq!(count_events(&trace, "PajeStartLink"), 200, "{h}");
     }
 }
+
+/// Clock correction applies per rank's host: moving node02's clock moves
+/// rank 1 exactly, and the receives it now seems to make before their
+/// sends are reported per host pair with the worst.
+#[test]
+fn sync_corrects_each_rank_by_its_host() {
+    let dir = fixture("clog2/pingpong");
+    let out = tempdir();
+    let sync = out.path().join("timesync");
+    // node02's clock reads 500 µs ahead of node01's (the reference).
+    std::fs::write(
+        &sync,
+        "# resolution 1000000\nnode01 1795264142000000 node02 1795264142000500\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str], name: &str| {
+        let trace = out.path().join(name);
+        let (log, nodes) = (clog2("pingpong"), dir.join("pingpong.nodes"));
+        let mut args = vec![
+            "-mpi",
+            log.to_str().unwrap(),
+            "-mpinodes",
+            nodes.to_str().unwrap(),
+            "-o",
+            trace.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = integrador(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_valid(&trace);
+        (trace, stderr(&o))
+    };
+    let (plain, _) = run(&[], "plain.paje");
+    let (synced, summary) = run(&["-sync", sync.to_str().unwrap()], "synced.paje");
+    assert!(
+        summary.contains("node02: offset -0.000500 s at T0"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("node01 -> node02: 200 receive(s) before their send; worst"),
+        "{summary}"
+    );
+    assert_eq!(origin(&plain), origin(&synced));
+    let (Some(a), Some(b)) = (dump(&plain), dump(&synced)) else {
+        return;
+    };
+    let anchor = |lines: &[Vec<String>], rank: &str| {
+        lines
+            .iter()
+            .find(|f| f[0] == "Event" && f[1].ends_with(rank) && f[4] == "integrador_anchor")
+            .map(|f| ns(&f[3]))
+            .unwrap()
+    };
+    assert_eq!(anchor(&a, "rank 1") - anchor(&b, "rank 1"), 500_000);
+    assert_eq!(anchor(&a, "rank 0"), anchor(&b, "rank 0"));
+}
+
+/// A log without anchors takes its start from the hierarchy's [mpi]
+/// section; --mpi-start wins over it. Without a nodes file or processor
+/// names, a rank has no host: an error.
+#[test]
+fn start_from_the_hierarchy_and_hosts_required() {
+    let out = tempdir();
+    let log = out.path().join("old.clog");
+    let mut file = legacy_record(0.25, 1, 0, &legacy_body(&[700, 0, 1, 0], Some(("", 16))));
+    file.extend(legacy_record(1000000.0, -2, 0, &[]));
+    std::fs::write(&log, &file).unwrap();
+    let trace = out.path().join("o.paje");
+    let o = integrador(&[
+        "-mpi",
+        log.to_str().unwrap(),
+        "--mpi-start",
+        "1000",
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("rank 0: no host"), "{}", stderr(&o));
+    let nodes = out.path().join("nodes");
+    std::fs::write(&nodes, "old1\n").unwrap();
+    let h = out.path().join("h.toml");
+    let base = std::fs::read_to_string(root().join("hierarchies/mpi+pcp.toml")).unwrap();
+    std::fs::write(
+        &h,
+        base.replace("[mpi]\n", "[mpi]\nstart = \"1000000000.5\"\n"),
+    )
+    .unwrap();
+    let args = [
+        "-mpi",
+        log.to_str().unwrap(),
+        "-mpinodes",
+        nodes.to_str().unwrap(),
+        "-hierarchy",
+        h.to_str().unwrap(),
+        "-o",
+        trace.to_str().unwrap(),
+        "--absolute-time",
+    ];
+    let o = integrador(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("rank 0 on old1: no anchor; placed by the given start 1000000000.500000000"),
+        "{}",
+        stderr(&o)
+    );
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("8 1000000000.750000000 ")),
+        "the event at MPE 0.25 s:\n{text}"
+    );
+    let mut with_cli = args.to_vec();
+    with_cli.extend(["--mpi-start", "2000000000"]);
+    let o = integrador(&with_cli);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("8 2000000000.250000000 ")),
+        "{text}"
+    );
+}
