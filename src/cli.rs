@@ -31,6 +31,13 @@ Examples:
   integrador -sync timesync -hierarchy hierarchies/ganglia+os.toml \\
              -ganglia g.traced -os '*.os' -o out.paje
 
+  # An MPI program (MPE log, ranks anchored), its kernel view and monitors
+  integrador -mpi a.clog2 -mpinodes mpi.nodes -os '*.os' -ganglia g.traced \
+             -sync timesync -hierarchy hierarchies/mpi+os+ganglia+pcp.toml -o out.paje
+
+  # An MPE log without anchors: say when MPE time 0 was
+  integrador -mpi old.clog -mpinodes mpi.nodes --mpi-start 1094221332.5 -o old.paje
+
   # Two administrative domains, each with its own monitor
   integrador -hierarchy hierarchies/grid.toml -ganglia domain-a.traced domain-b.traced -o grid.paje
 
@@ -42,8 +49,9 @@ left), 2 usage problem (including sources this build does not read yet).";
 
 /// integrador: one Pajé trace from many monitoring tools.
 ///
-/// Reads cluster monitors (Ganglia), kernel scheduler traces and, in later
-/// versions, MPI (MPE), DECK (libRastro) and PCP data; corrects every time
+/// Reads cluster monitors (Ganglia), kernel scheduler traces, MPI traces
+/// (MPE CLOG2 and CLOG) and, in later versions, DECK (libRastro) and PCP
+/// data; corrects every time
 /// to one reference clock (Maillet–Tron, from a rastro_timesync file);
 /// unifies the hosts and processes of all inputs as a hierarchy file says;
 /// writes one time-ordered Pajé trace for PajeNG and ViTE.
@@ -64,7 +72,7 @@ pub struct Cli {
     /// MPE logs (CLOG2 or legacy CLOG)
     #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append)]
     pub mpi: Vec<String>,
-    /// MPI nodes file (MPICH machine-file syntax)
+    /// MPI nodes file (MPICH machine-file syntax: `host` or `host:N` per line)
     #[arg(long, value_name = "FILE")]
     pub mpinodes: Option<PathBuf>,
     /// Wall-clock start (epoch seconds) of an MPI run without an anchor

@@ -1125,3 +1125,24 @@ fn start_from_the_hierarchy_and_hosts_required() {
         "{text}"
     );
 }
+
+#[test]
+fn same_inputs_same_bytes() {
+    let dir = fixture("clog2/median");
+    let out = tempdir();
+    let run = |name: &str| {
+        let trace = out.path().join(name);
+        let o = integrador(&[
+            "-q",
+            "-mpi",
+            clog2("median").to_str().unwrap(),
+            "-mpinodes",
+            dir.join("median.nodes").to_str().unwrap(),
+            "-o",
+            trace.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read(trace).unwrap()
+    };
+    assert_eq!(run("a.paje"), run("b.paje"));
+}
