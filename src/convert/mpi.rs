@@ -27,7 +27,8 @@ use crate::registry::Registry;
 use crate::source::{Converted, Converter, MessageStats, SourceStats, Timeline};
 use integrador_clog::clog2::cargo_string;
 use integrador_clog::{Body, Clog2Reader, CommEntry, Format, LegacyReader, Record};
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -262,6 +263,7 @@ pub fn host_of_rank(nodes: &[(String, u32)], rank: u32) -> Option<&str> {
 
 /// One rank, placed.
 struct Rank {
+    lane: usize,
     host: String,
     container: ContainerId,
     /// Wall clock = MPE time + offset (ns).
@@ -272,6 +274,68 @@ struct Rank {
 impl Rank {
     fn time(&self, mpe_ns: i64) -> i64 {
         self.clock.map(mpe_ns.saturating_add(self.offset))
+    }
+}
+
+/// Per-rank queues that hand the [`Timeline`] events in time order. A
+/// merged log is sorted on MPE time, so each rank's events come in order
+/// on its own placed clock, but ranks placed by different anchors
+/// interleave out of order: merging the ranks here keeps the timeline's
+/// reorder heap for what is really out of order (an unmerged log), which
+/// it still sorts or refuses.
+#[derive(Default)]
+struct Lanes {
+    lanes: Vec<VecDeque<(i64, u64, u64, Op)>>,
+    heads: BinaryHeap<Reverse<(i64, u64, usize)>>,
+    seq: u64,
+}
+
+impl Lanes {
+    fn stage(
+        &mut self,
+        out: &mut Timeline,
+        lane: usize,
+        pos: u64,
+        time: i64,
+        op: Op,
+    ) -> Result<()> {
+        if self.lanes.len() <= lane {
+            self.lanes.resize_with(lane + 1, VecDeque::new);
+        }
+        let Some(q) = self.lanes.get_mut(lane) else {
+            return out.push(pos, time, op);
+        };
+        if q.back().is_some_and(|b| time < b.0) {
+            return out.push(pos, time, op);
+        }
+        if q.is_empty() {
+            self.heads.push(Reverse((time, self.seq, lane)));
+        }
+        q.push_back((time, self.seq, pos, op));
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// Hands over every event up to `upto` (all with `None`), earliest
+    /// first, ties in file order.
+    fn release(&mut self, out: &mut Timeline, upto: Option<i64>) -> Result<()> {
+        while let Some(&Reverse((t, _, lane))) = self.heads.peek() {
+            if upto.is_some_and(|u| t > u) {
+                break;
+            }
+            self.heads.pop();
+            let Some(q) = self.lanes.get_mut(lane) else {
+                continue;
+            };
+            let Some((time, _, pos, op)) = q.pop_front() else {
+                continue;
+            };
+            if let Some(next) = q.front() {
+                self.heads.push(Reverse((next.0, next.1, lane)));
+            }
+            out.push(pos, time, op)?;
+        }
+        Ok(())
     }
 }
 
@@ -309,6 +373,9 @@ pub struct MpiSource {
     event_values: HashMap<i32, ValueId>,
     link_types: HashMap<(Option<ContainerId>, TypeId, TypeId), (TypeId, ValueId)>,
     messages: MessageStats,
+    lanes: Lanes,
+    /// No event placed later can be earlier than its MPE time plus this.
+    low_shift: i64,
     unmatched_ends: u64,
     leftover_starts: u64,
     crossed: u64,
@@ -437,6 +504,7 @@ impl MpiSource {
             ranks.insert(
                 w,
                 Rank {
+                    lane: ranks.len(),
                     host,
                     container,
                     offset,
@@ -622,6 +690,8 @@ impl MpiSource {
             event_values: HashMap::new(),
             link_types: HashMap::new(),
             messages,
+            lanes: Lanes::default(),
+            low_shift: if shift.0 <= shift.1 { shift.0 } else { 0 },
             unmatched_ends: 0,
             leftover_starts: 0,
             crossed: 0,
@@ -786,7 +856,8 @@ impl MpiSource {
                 key,
             }
         };
-        out.push(rec.offset, time, op)
+        let lane = self.ranks.get(&me).map_or(0, |r| r.lane);
+        self.lanes.stage(out, lane, rec.offset, time, op)
     }
 
     fn finish(&mut self, out: &mut Timeline) {
@@ -836,6 +907,7 @@ impl Converter for MpiSource {
             .next()
             .map_err(|e| Error::in_file(&self.path, e))?
         else {
+            self.lanes.release(out, None)?;
             self.finish(out);
             return Ok(false);
         };
@@ -858,6 +930,7 @@ impl Converter for MpiSource {
             ));
         };
         let time = rank.time(mpe);
+        let lane = rank.lane;
         let (state_ty, executing) = (self.state_ty, self.executing);
         let Some(row) = self.rows.get_mut(&(me, rec.thread)) else {
             return Ok(true);
@@ -865,7 +938,9 @@ impl Converter for MpiSource {
         let container = row.container;
         if !row.started {
             row.started = true;
-            out.push(
+            self.lanes.stage(
+                out,
+                lane,
                 rec.offset,
                 time,
                 Op::SetState {
@@ -878,7 +953,9 @@ impl Converter for MpiSource {
         match etype.map(|e| (e, self.scan.state_of_etype.get(&e).copied())) {
             Some((_, Some((state, true)))) => {
                 row.stack.push(state);
-                out.push(
+                self.lanes.stage(
+                    out,
+                    lane,
                     rec.offset,
                     time,
                     Op::PushState {
@@ -899,7 +976,9 @@ impl Converter for MpiSource {
                         self.crossed += 1;
                     }
                     for _ in 0..=above.len() {
-                        out.push(
+                        self.lanes.stage(
+                            out,
+                            lane,
                             rec.offset,
                             time,
                             Op::PopState {
@@ -910,7 +989,9 @@ impl Converter for MpiSource {
                     }
                     for s in above {
                         row.stack.push(s);
-                        out.push(
+                        self.lanes.stage(
+                            out,
+                            lane,
                             rec.offset,
                             time,
                             Op::PushState {
@@ -925,7 +1006,9 @@ impl Converter for MpiSource {
             Some((e, None)) => {
                 let ty = self.event_ty;
                 let value = self.event_value(reg, e);
-                out.push(
+                self.lanes.stage(
+                    out,
+                    lane,
                     rec.offset,
                     time,
                     Op::NewEvent {
@@ -949,7 +1032,9 @@ impl Converter for MpiSource {
             row.started = false;
             let container = row.container;
             for _ in 0..=open {
-                out.push(
+                self.lanes.stage(
+                    out,
+                    lane,
                     rec.offset,
                     time,
                     Op::PopState {
@@ -959,6 +1044,8 @@ impl Converter for MpiSource {
                 )?;
             }
         }
+        self.lanes
+            .release(out, Some(mpe.saturating_add(self.low_shift)))?;
         Ok(true)
     }
 }

@@ -5,7 +5,7 @@
 //! MSGEVT, end) from the previous one; each rank has its world and self
 //! communicator records and an `integrador_anchor` event; rank 0 writes
 //! the definitions at the end, as MPE does. Big-endian, 64 KiB blocks,
-//! records in time order.
+//! records in time order (as MPE's merger writes them).
 use std::io::{BufWriter, Write};
 
 const BLOCK: usize = 65536;
@@ -87,29 +87,31 @@ fn main() {
         o.record(t + us, r, 6, &b);
         t += 2.0 * us;
     }
+    // Phase by phase, rank by rank 1 ns apart: globally sorted, as MPE's
+    // merger writes.
+    let ns = 1e-9;
     for _ in 0..iters {
-        for r in 0..ranks {
-            o.record(t, r, 5, &ints(&[600, 0]));
-            o.record(t + 5.0 * us, r, 5, &ints(&[601, 0]));
-            o.record(t + 6.0 * us, r, 5, &ints(&[160, 0]));
-            o.record(
-                t + 7.0 * us,
-                r,
-                7,
-                &ints(&[-101, 0, (r + 1) % ranks, 3, 1024, 0]),
-            );
-            o.record(t + 8.0 * us, r, 5, &ints(&[161, 0]));
-            o.record(t + 9.0 * us, r, 5, &ints(&[154, 0]));
+        let phases: [(f64, &dyn Fn(i32) -> (i32, Vec<u8>)); 6] = [
+            (0.0, &|_| (5, ints(&[600, 0]))),
+            (5.0, &|_| (5, ints(&[601, 0]))),
+            (6.0, &|_| (5, ints(&[160, 0]))),
+            (7.0, &|r| (7, ints(&[-101, 0, (r + 1) % ranks, 3, 1024, 0]))),
+            (8.0, &|_| (5, ints(&[161, 0]))),
+            (9.0, &|_| (5, ints(&[154, 0]))),
+        ];
+        for (dt, rec) in phases {
+            for r in 0..ranks {
+                let (rt, body) = rec(r);
+                o.record(t + dt * us + f64::from(r) * ns, r, rt, &body);
+            }
         }
         t += 20.0 * us;
         for r in 0..ranks {
-            o.record(
-                t,
-                r,
-                7,
-                &ints(&[-102, 0, (r + ranks - 1) % ranks, 3, 1024, 0]),
-            );
-            o.record(t + us, r, 5, &ints(&[155, 0]));
+            let body = ints(&[-102, 0, (r + ranks - 1) % ranks, 3, 1024, 0]);
+            o.record(t + f64::from(r) * ns, r, 7, &body);
+        }
+        for r in 0..ranks {
+            o.record(t + us + f64::from(r) * ns, r, 5, &ints(&[155, 0]));
         }
         t += 10.0 * us;
     }
