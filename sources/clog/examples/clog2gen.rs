@@ -38,7 +38,7 @@ impl<W: Write> Out<W> {
 }
 
 /// A rank's record of one phase: rectype and body.
-type Record = dyn Fn(i32) -> (i32, Vec<u8>);
+type Record<'a> = dyn Fn(i32) -> (i32, Vec<u8>) + 'a;
 
 fn ints(v: &[i32]) -> Vec<u8> {
     v.iter().flat_map(|i| i.to_be_bytes()).collect()
@@ -94,7 +94,7 @@ fn main() {
     // merger writes.
     let ns = 1e-9;
     for _ in 0..iters {
-        let phases: [(f64, &Record); 6] = [
+        let phases: [(f64, &Record<'_>); 6] = [
             (0.0, &|_| (5, ints(&[600, 0]))),
             (5.0, &|_| (5, ints(&[601, 0]))),
             (6.0, &|_| (5, ints(&[160, 0]))),
