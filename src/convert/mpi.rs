@@ -277,6 +277,14 @@ impl Rank {
     }
 }
 
+/// Where an event goes: its rank's lane, the record's offset, its time.
+#[derive(Clone, Copy)]
+struct At {
+    lane: usize,
+    pos: u64,
+    time: i64,
+}
+
 /// Per-rank queues that hand the [`Timeline`] events in time order. A
 /// merged log is sorted on MPE time, so each rank's events come in order
 /// on its own placed clock, but ranks placed by different anchors
@@ -291,14 +299,8 @@ struct Lanes {
 }
 
 impl Lanes {
-    fn stage(
-        &mut self,
-        out: &mut Timeline,
-        lane: usize,
-        pos: u64,
-        time: i64,
-        op: Op,
-    ) -> Result<()> {
+    fn stage(&mut self, out: &mut Timeline, at: At, op: Op) -> Result<()> {
+        let At { lane, pos, time } = at;
         if self.lanes.len() <= lane {
             self.lanes.resize_with(lane + 1, VecDeque::new);
         }
@@ -313,6 +315,21 @@ impl Lanes {
         }
         q.push_back((time, self.seq, pos, op));
         self.seq += 1;
+        Ok(())
+    }
+
+    /// `n` pops of a state row.
+    fn pops(
+        &mut self,
+        out: &mut Timeline,
+        at: At,
+        container: ContainerId,
+        ty: TypeId,
+        n: usize,
+    ) -> Result<()> {
+        for _ in 0..n {
+            self.stage(out, at, Op::PopState { container, ty })?;
+        }
         Ok(())
     }
 
@@ -856,8 +873,12 @@ impl MpiSource {
                 key,
             }
         };
-        let lane = self.ranks.get(&me).map_or(0, |r| r.lane);
-        self.lanes.stage(out, lane, rec.offset, time, op)
+        let at = At {
+            lane: self.ranks.get(&me).map_or(0, |r| r.lane),
+            pos: rec.offset,
+            time,
+        };
+        self.lanes.stage(out, at, op)
     }
 
     fn finish(&mut self, out: &mut Timeline) {
@@ -930,7 +951,11 @@ impl Converter for MpiSource {
             ));
         };
         let time = rank.time(mpe);
-        let lane = rank.lane;
+        let at = At {
+            lane: rank.lane,
+            pos: rec.offset,
+            time,
+        };
         let (state_ty, executing) = (self.state_ty, self.executing);
         let Some(row) = self.rows.get_mut(&(me, rec.thread)) else {
             return Ok(true);
@@ -940,9 +965,7 @@ impl Converter for MpiSource {
             row.started = true;
             self.lanes.stage(
                 out,
-                lane,
-                rec.offset,
-                time,
+                at,
                 Op::SetState {
                     container,
                     ty: state_ty,
@@ -955,9 +978,7 @@ impl Converter for MpiSource {
                 row.stack.push(state);
                 self.lanes.stage(
                     out,
-                    lane,
-                    rec.offset,
-                    time,
+                    at,
                     Op::PushState {
                         container,
                         ty: state_ty,
@@ -967,33 +988,21 @@ impl Converter for MpiSource {
             }
             Some((_, Some((state, false)))) => match row.stack.iter().rposition(|&s| s == state) {
                 None => self.unmatched_ends += 1,
-                Some(at) => {
+                Some(depth) => {
                     // Pajé only pops the innermost state: a state that ends
                     // under others is closed by popping down to it and
                     // pushing the others back.
-                    let above: Vec<usize> = row.stack.drain(at..).skip(1).collect();
+                    let above: Vec<usize> = row.stack.drain(depth..).skip(1).collect();
                     if !above.is_empty() {
                         self.crossed += 1;
                     }
-                    for _ in 0..=above.len() {
-                        self.lanes.stage(
-                            out,
-                            lane,
-                            rec.offset,
-                            time,
-                            Op::PopState {
-                                container,
-                                ty: state_ty,
-                            },
-                        )?;
-                    }
+                    self.lanes
+                        .pops(out, at, container, state_ty, above.len() + 1)?;
                     for s in above {
                         row.stack.push(s);
                         self.lanes.stage(
                             out,
-                            lane,
-                            rec.offset,
-                            time,
+                            at,
                             Op::PushState {
                                 container,
                                 ty: state_ty,
@@ -1008,9 +1017,7 @@ impl Converter for MpiSource {
                 let value = self.event_value(reg, e);
                 self.lanes.stage(
                     out,
-                    lane,
-                    rec.offset,
-                    time,
+                    at,
                     Op::NewEvent {
                         container,
                         ty,
@@ -1031,18 +1038,7 @@ impl Converter for MpiSource {
             row.stack.clear();
             row.started = false;
             let container = row.container;
-            for _ in 0..=open {
-                self.lanes.stage(
-                    out,
-                    lane,
-                    rec.offset,
-                    time,
-                    Op::PopState {
-                        container,
-                        ty: state_ty,
-                    },
-                )?;
-            }
+            self.lanes.pops(out, at, container, state_ty, open + 1)?;
         }
         self.lanes
             .release(out, Some(mpe.saturating_add(self.low_shift)))?;

@@ -256,33 +256,34 @@ impl<W: Write> PajeWriter<W> {
                 container,
                 ty,
                 value,
+            } => {
+                self.entity(
+                    reg,
+                    EventKind::SetState,
+                    ev.time,
+                    container,
+                    ty,
+                    Some(value),
+                )?;
+                self.stats.states += 1;
             }
-            | Op::PushState {
+            Op::PushState {
                 container,
                 ty,
                 value,
             } => {
-                self.create_container(reg, container, ev.time)?;
-                self.declare_value(reg, value)?;
-                let kind = if matches!(ev.op, Op::SetState { .. }) {
-                    EventKind::SetState
-                } else {
-                    EventKind::PushState
-                };
-                self.begin(kind);
-                self.time(ev.time);
-                self.ident('c', container.0);
-                self.ident('t', ty.0);
-                self.ident('v', value.0);
+                self.entity(
+                    reg,
+                    EventKind::PushState,
+                    ev.time,
+                    container,
+                    ty,
+                    Some(value),
+                )?;
                 self.stats.states += 1;
             }
             Op::PopState { container, ty } => {
-                self.create_container(reg, container, ev.time)?;
-                self.declare_type(reg, ty)?;
-                self.begin(EventKind::PopState);
-                self.time(ev.time);
-                self.ident('c', container.0);
-                self.ident('t', ty.0);
+                self.entity(reg, EventKind::PopState, ev.time, container, ty, None)?;
                 self.stats.states += 1;
             }
             Op::NewEvent {
@@ -290,13 +291,14 @@ impl<W: Write> PajeWriter<W> {
                 ty,
                 value,
             } => {
-                self.create_container(reg, container, ev.time)?;
-                self.declare_value(reg, value)?;
-                self.begin(EventKind::NewEvent);
-                self.time(ev.time);
-                self.ident('c', container.0);
-                self.ident('t', ty.0);
-                self.ident('v', value.0);
+                self.entity(
+                    reg,
+                    EventKind::NewEvent,
+                    ev.time,
+                    container,
+                    ty,
+                    Some(value),
+                )?;
                 self.stats.events_point += 1;
             }
             Op::StartLink {
@@ -308,14 +310,15 @@ impl<W: Write> PajeWriter<W> {
                 size,
                 tag,
             } => {
-                self.create_container(reg, container, ev.time)?;
                 self.create_container(reg, from, ev.time)?;
-                self.declare_value(reg, value)?;
-                self.begin(EventKind::StartLink);
-                self.time(ev.time);
-                self.ident('c', container.0);
-                self.ident('t', ty.0);
-                self.ident('v', value.0);
+                self.entity(
+                    reg,
+                    EventKind::StartLink,
+                    ev.time,
+                    container,
+                    ty,
+                    Some(value),
+                )?;
                 self.ident('c', from.0);
                 self.key(key);
                 self.int(size);
@@ -329,19 +332,39 @@ impl<W: Write> PajeWriter<W> {
                 to,
                 key,
             } => {
-                self.create_container(reg, container, ev.time)?;
                 self.create_container(reg, to, ev.time)?;
-                self.declare_value(reg, value)?;
-                self.begin(EventKind::EndLink);
-                self.time(ev.time);
-                self.ident('c', container.0);
-                self.ident('t', ty.0);
-                self.ident('v', value.0);
+                self.entity(reg, EventKind::EndLink, ev.time, container, ty, Some(value))?;
                 self.ident('c', to.0);
                 self.key(key);
             }
         }
         self.end()
+    }
+
+    /// Starts the line of an event on an entity row: `Time Container Type
+    /// [Value]`, declaring what it refers to first.
+    fn entity(
+        &mut self,
+        reg: &mut Registry,
+        kind: EventKind,
+        time: i64,
+        container: ContainerId,
+        ty: TypeId,
+        value: Option<ValueId>,
+    ) -> io::Result<()> {
+        self.create_container(reg, container, time)?;
+        match value {
+            Some(v) => self.declare_value(reg, v)?,
+            None => self.declare_type(reg, ty)?,
+        }
+        self.begin(kind);
+        self.time(time);
+        self.ident('c', container.0);
+        self.ident('t', ty.0);
+        if let Some(v) = value {
+            self.ident('v', v.0);
+        }
+        Ok(())
     }
 
     /// Destroys every container at the last event's time, children first,
