@@ -783,54 +783,32 @@ impl MpiSource {
             return Ok(());
         };
         let (from, to) = (s.container, d.container);
-        let hosts = (s.host.clone(), d.host.clone());
-        let Some(chan) = self.chans.get(&(src, dst, tag)) else {
+        let Some(cached) = self.chans.get(&(src, dst, tag)).map(|c| c.link) else {
             return Ok(());
         };
-        let (seq, matched) = if send {
-            (chan.sends, chan.sends < chan.matched)
-        } else {
-            (chan.recvs, chan.recvs < chan.matched)
-        };
-        let link = match chan.link {
+        let link = match cached {
             Some(l) => l,
-            None => {
-                let l = self.link(reg, from, to);
-                if let Some(c) = self.chans.get_mut(&(src, dst, tag)) {
-                    c.link = Some(l);
-                }
-                l
-            }
+            None => self.link(reg, from, to),
         };
         let Some(chan) = self.chans.get_mut(&(src, dst, tag)) else {
             return Ok(());
         };
-        if send {
-            chan.sends += 1;
+        chan.link = Some(link);
+        let (count, mine, theirs) = if send {
+            (&mut chan.sends, &mut chan.send_times, &mut chan.recv_times)
         } else {
-            chan.recvs += 1;
-        }
-        if !matched {
+            (&mut chan.recvs, &mut chan.recv_times, &mut chan.send_times)
+        };
+        let seq = *count;
+        *count += 1;
+        if seq >= chan.matched {
             return Ok(());
         }
         // The other half's time, when it came first in the file.
-        let other = if send {
-            match chan.recv_times.pop_front() {
-                Some(t) => Some(t),
-                None => {
-                    chan.send_times.push_back(time);
-                    None
-                }
-            }
-        } else {
-            match chan.send_times.pop_front() {
-                Some(t) => Some(t),
-                None => {
-                    chan.recv_times.push_back(time);
-                    None
-                }
-            }
-        };
+        let other = theirs.pop_front();
+        if other.is_none() {
+            mine.push_back(time);
+        }
         let key = LinkKey {
             channel: chan.id,
             seq,
@@ -839,6 +817,11 @@ impl MpiSource {
             let (ts, tr) = if send { (time, other) } else { (other, time) };
             let early = ts - tr;
             if early > TOLERANCE_NS {
+                // Host names are copied only here, off the common path.
+                let hosts = match (self.ranks.get(&src), self.ranks.get(&dst)) {
+                    (Some(s), Some(d)) => (s.host.clone(), d.host.clone()),
+                    _ => Default::default(),
+                };
                 let e = self
                     .messages
                     .violations
@@ -961,6 +944,8 @@ impl Converter for MpiSource {
             return Ok(true);
         };
         let container = row.container;
+        row.left = row.left.saturating_sub(1);
+        let last = row.left == 0;
         if !row.started {
             row.started = true;
             self.lanes.stage(
@@ -1027,18 +1012,17 @@ impl Converter for MpiSource {
             }
             None => self.message(reg, out, &rec, me, time)?,
         }
-        let Some(row) = self.rows.get_mut(&(me, rec.thread)) else {
-            return Ok(true);
-        };
-        row.left = row.left.saturating_sub(1);
-        if row.left == 0 {
-            // The rank is done: pop everything, the base "executing" too.
-            let open = row.stack.len();
-            self.leftover_starts += open as u64;
-            row.stack.clear();
-            row.started = false;
-            let container = row.container;
-            self.lanes.pops(out, at, container, state_ty, open + 1)?;
+        // The row's last event: the rank is done, pop everything, the
+        // base "executing" too.
+        if last {
+            if let Some(row) = self.rows.get_mut(&(me, rec.thread)) {
+                let open = row.stack.len();
+                self.leftover_starts += open as u64;
+                row.stack.clear();
+                row.started = false;
+                let container = row.container;
+                self.lanes.pops(out, at, container, state_ty, open + 1)?;
+            }
         }
         self.lanes
             .release(out, Some(mpe.saturating_add(self.low_shift)))?;

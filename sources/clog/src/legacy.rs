@@ -279,14 +279,6 @@ impl<R: Read> LegacyReader<R> {
         }
     }
 
-    /// A reader with a known block size (bytes, a multiple of 8).
-    pub fn with_block_size(inner: R, block_size: usize) -> Self {
-        let mut r = LegacyReader::new(inner);
-        r.block = vec![0; block_size.max(HEADER)];
-        r.block_size = Some(block_size.max(HEADER));
-        r
-    }
-
     /// The block size in use, once known.
     pub fn block_size(&self) -> Option<usize> {
         self.block_size
@@ -380,10 +372,6 @@ impl<R: Read> LegacyReader<R> {
                 self.pos = Some(next);
                 if next >= self.len {
                     self.pos = None;
-                    if self.len < self.block.len() {
-                        // The file ended early; the next read reports it.
-                        self.consumed = self.block_start + self.len as u64;
-                    }
                 }
             }
             _ => self.pos = Some(pos + size),
