@@ -1,0 +1,682 @@
+//! Streaming decoder of libRastro binary traces (`.rst`, fact sheet:
+//! `specs/rastro.md`): the current layout (u64 seconds + u64 resolution
+//! time base, u64 ticks per record, since Feb 2012) and the older one (u32
+//! seconds, u32 microseconds), told apart from the INIT record.
+//!
+//! A decoder only: bytes in, typed records with their byte offsets out.
+//! Records carry no process, thread or host: the file's INIT record does
+//! ([`Init`]), and what an event id means is the integrator's business
+//! (its event maps). No input makes the reader panic; a malformed record
+//! ends the stream with an [`Error`] naming its offset.
+//!
+//! Values are stored grouped by type, not in call order (fact sheet §2):
+//! a [`Record`] keeps one array per type, in storage order, which is the
+//! call order within that type.
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
+use std::io::{BufRead, BufReader, Read};
+
+pub mod encode;
+
+/// Event type of the INIT record, always first.
+pub const INIT: u16 = 0x3fff;
+/// Event type of the STOP record, always last.
+pub const STOP: u16 = 0x3ffe;
+
+const TIME_SET: u32 = 0x1_0000;
+const LAST_FIRST: u32 = 0x2_0000;
+const LAST_CONT: u32 = 0x2000_0000;
+/// No real writer emits more values per record (the reference reader keeps
+/// at most 15 per type, 7 types); a bound keeps a corrupt file from looping.
+const MAX_FIELDS: usize = 256;
+/// The reference reader copies strings into 100-byte buffers and its
+/// events into 1000 bytes; a longer string is corruption, not data.
+pub const MAX_STRING: usize = 1000;
+
+/// The two on-disk layouts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Since librastro of February 2012: u64 seconds + u64 resolution when
+    /// the time base is set, u64 ticks in every record.
+    Current,
+    /// Before: u32 seconds when the time base is set, u32 microseconds
+    /// since it in every record.
+    Old,
+}
+
+/// Value types, by their type nibble.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    /// Nibble 1: NUL-terminated, padded to 4 bytes (`s`).
+    String,
+    /// Nibble 2: f64 (`d`).
+    Double,
+    /// Nibble 3: f32 (`f`).
+    Float,
+    /// Nibble 4: u64 (`l`).
+    U64,
+    /// Nibble 5: u16 (`w`).
+    U16,
+    /// Nibble 6: u8 (`c`).
+    U8,
+    /// Nibble 7: u32 (`i`).
+    U32,
+}
+
+impl FieldType {
+    /// The type of a nibble; `None` for 0 (end of list) and 8..15.
+    pub fn from_nibble(n: u32) -> Option<FieldType> {
+        Some(match n {
+            1 => FieldType::String,
+            2 => FieldType::Double,
+            3 => FieldType::Float,
+            4 => FieldType::U64,
+            5 => FieldType::U16,
+            6 => FieldType::U8,
+            7 => FieldType::U32,
+            _ => return None,
+        })
+    }
+
+    /// The letter of `rst_event_<letters>` for this type.
+    pub fn letter(self) -> char {
+        match self {
+            FieldType::String => 's',
+            FieldType::Double => 'd',
+            FieldType::Float => 'f',
+            FieldType::U64 => 'l',
+            FieldType::U16 => 'w',
+            FieldType::U8 => 'c',
+            FieldType::U32 => 'i',
+        }
+    }
+}
+
+/// A file's INIT record: who wrote it, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Init {
+    /// First id of `rst_init` (DECK: node rank; akypuera: MPI rank).
+    pub id1: u64,
+    /// Second id (DECK: thread index; akypuera: 0).
+    pub id2: u64,
+    /// The writer's `gethostname()`.
+    pub host: String,
+    /// The record's time, ns since the epoch.
+    pub time_ns: i64,
+    /// Clock resolution in ticks per second (1e6 for the old layout).
+    pub resolution: u64,
+    /// The file's layout.
+    pub layout: Layout,
+}
+
+/// One event record. The reader refills the same value to save
+/// allocations; the arrays hold this record's values only.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Record {
+    /// Offset of the record's header in the file.
+    pub offset: u64,
+    /// Event type (14 bits).
+    pub ty: u16,
+    /// Time in ns since the epoch, exact: `(seconds × resolution + ticks)
+    /// × 1e9 / resolution`, floored when the resolution does not divide 1e9.
+    pub time_ns: i64,
+    /// Field types in storage order.
+    pub fields: Vec<FieldType>,
+    /// `d` values.
+    pub doubles: Vec<f64>,
+    /// `f` values.
+    pub floats: Vec<f32>,
+    /// `l` values.
+    pub u64s: Vec<u64>,
+    /// `i` values.
+    pub u32s: Vec<u32>,
+    /// `w` values.
+    pub u16s: Vec<u16>,
+    /// `c` values.
+    pub u8s: Vec<u8>,
+    /// `s` values, decoded lossily as UTF-8.
+    pub strings: Vec<String>,
+}
+
+impl Record {
+    fn clear(&mut self) {
+        self.fields.clear();
+        self.doubles.clear();
+        self.floats.clear();
+        self.u64s.clear();
+        self.u32s.clear();
+        self.u16s.clear();
+        self.u8s.clear();
+        self.strings.clear();
+    }
+
+    /// The value types as a `rst_event_<letters>` suffix, in storage order.
+    pub fn letters(&self) -> String {
+        self.fields.iter().map(|f| f.letter()).collect()
+    }
+}
+
+/// How the stream ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// Not yet at the end.
+    Open,
+    /// At the STOP record at this offset; `trailing` bytes follow it.
+    Stop {
+        /// Offset of the STOP record.
+        offset: u64,
+        /// Its time, ns since the epoch.
+        time_ns: i64,
+        /// Bytes after it, ignored.
+        trailing: u64,
+    },
+    /// The file ends after a whole record but has no STOP record (the
+    /// writer did not finish).
+    NoStop {
+        /// File length.
+        offset: u64,
+    },
+    /// The file ends inside the record at `offset`; the records before it
+    /// were read (fact sheet §4: a crashed writer).
+    Truncated {
+        /// Offset of the incomplete record.
+        offset: u64,
+        /// What was being read.
+        what: &'static str,
+    },
+}
+
+/// What went wrong, without the position.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Reading the underlying stream failed.
+    #[error("read error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The first record is not an INIT record.
+    #[error("not a libRastro trace: {0}")]
+    NotRastro(String),
+    /// A header holds a type nibble that is not 1..7, or a nibble after
+    /// the end of the list.
+    #[error("bad type code {nibble} in header {header:#010x}")]
+    BadType {
+        /// The header word.
+        header: u32,
+        /// The nibble.
+        nibble: u32,
+    },
+    /// A record does not fit what a writer produces.
+    #[error("{0}")]
+    Layout(String),
+}
+
+/// A decoding error at a byte offset.
+#[derive(Debug, thiserror::Error)]
+#[error("byte {offset}: {kind}")]
+pub struct Error {
+    /// Offset from the start of the file.
+    pub offset: u64,
+    /// What went wrong.
+    pub kind: ErrorKind,
+}
+
+/// Result alias of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+fn err<T>(offset: u64, kind: ErrorKind) -> Result<T> {
+    Err(Error { offset, kind })
+}
+
+/// Reading inside a record: the stream ended (`None`) or gave bytes.
+enum Short {
+    Eof,
+    Err(Error),
+}
+
+impl From<Error> for Short {
+    fn from(e: Error) -> Short {
+        Short::Err(e)
+    }
+}
+
+/// Appends the type nibbles of a header to `out`: `count` nibbles, MSB
+/// first, ending at the first 0.
+fn nibbles(header: u32, count: u32, out: &mut Vec<FieldType>, offset: u64) -> Result<()> {
+    let mut ended = false;
+    for i in 0..count {
+        let n = (header >> (4 * (count - 1 - i))) & 0xf;
+        if n == 0 {
+            ended = true;
+            continue;
+        }
+        match FieldType::from_nibble(n) {
+            Some(t) if !ended => out.push(t),
+            _ => return err(offset, ErrorKind::BadType { header, nibble: n }),
+        }
+    }
+    if out.len() > MAX_FIELDS {
+        return err(
+            offset,
+            ErrorKind::Layout(format!("more than {MAX_FIELDS} values in one record")),
+        );
+    }
+    Ok(())
+}
+
+/// The INIT record decoded from the start of a file in one layout, and its
+/// length; `Err` says why it is not one.
+fn parse_init(head: &[u8], layout: Layout) -> std::result::Result<(Init, usize), String> {
+    let u32_at = |o: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(*head.get(o..)?.first_chunk::<4>()?))
+    };
+    let u64_at = |o: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(*head.get(o..)?.first_chunk::<8>()?))
+    };
+    let short = || "the file ends inside its first record".to_string();
+    let header = u32_at(0).ok_or_else(short)?;
+    let ty = header >> 18;
+    if ty != u32::from(INIT) {
+        return Err(format!(
+            "the first record has event type {ty}, expected INIT ({INIT})"
+        ));
+    }
+    if header & 0xffff != 0x4410 || header & LAST_FIRST == 0 {
+        return Err(format!(
+            "the INIT record's header {header:#010x} does not declare (u64 id1, u64 id2, string host)"
+        ));
+    }
+    if header & TIME_SET == 0 {
+        return Err("the INIT record does not set the time base".into());
+    }
+    let (time_ns, resolution, ids_at) = match layout {
+        Layout::Current => {
+            let secs = u64_at(4).ok_or_else(short)?;
+            let res = u64_at(12).ok_or_else(short)?;
+            let ticks = u64_at(20).ok_or_else(short)?;
+            if res < 1000 {
+                return Err(format!("clock resolution {res} is not a clock's"));
+            }
+            let t = time_ns(secs, res, ticks).ok_or("time out of range")?;
+            (t, res, 28)
+        }
+        Layout::Old => {
+            let secs = u32_at(4).ok_or_else(short)?;
+            let us = u32_at(8).ok_or_else(short)?;
+            (old_time_ns(secs, us), 1_000_000, 12)
+        }
+    };
+    let id1 = u64_at(ids_at).ok_or_else(short)?;
+    let id2 = u64_at(ids_at + 8).ok_or_else(short)?;
+    let s_at = ids_at + 16;
+    let rest = head.get(s_at..).ok_or_else(short)?;
+    let Some(nul) = rest.iter().take(MAX_STRING + 1).position(|&b| b == 0) else {
+        return Err("the host name has no terminator".into());
+    };
+    let host = String::from_utf8_lossy(rest.get(..nul).unwrap_or_default()).into_owned();
+    let len = align4(s_at + nul + 1);
+    Ok((
+        Init {
+            id1,
+            id2,
+            host,
+            time_ns,
+            resolution,
+            layout,
+        },
+        len,
+    ))
+}
+
+fn align4(n: usize) -> usize {
+    (n + 3) & !3
+}
+
+fn time_ns(secs: u64, res: u64, ticks: u64) -> Option<i64> {
+    let total = u128::from(secs) * u128::from(res) + u128::from(ticks);
+    let ns = total.checked_mul(1_000_000_000)? / u128::from(res);
+    i64::try_from(ns).ok()
+}
+
+fn old_time_ns(secs: u32, us: u32) -> i64 {
+    // Both fit: u32 seconds × 1e9 + u32 µs × 1e3 < 2^63.
+    i64::from(secs) * 1_000_000_000 + i64::from(us) * 1_000
+}
+
+/// Whether the record after INIT starts with a valid header (when the
+/// head holds it).
+fn next_header_ok(head: &[u8], at: usize) -> bool {
+    match head.get(at..).and_then(|b| b.first_chunk::<4>()) {
+        None => true,
+        Some(b) => nibbles(u32::from_le_bytes(*b), 4, &mut Vec::new(), 0).is_ok(),
+    }
+}
+
+/// Tells the layout from the first bytes of a file (fact sheet §5) and
+/// decodes the INIT record. The current layout wins when its reading is
+/// clock-like (high half of the seconds 0, resolution 1e3, 1e6 or 1e9):
+/// a later bad header is then that record's error, not a reason to read
+/// the file another way. Otherwise the layout whose INIT gives (u64, u64,
+/// string) followed by a valid header wins.
+pub fn detect(head: &[u8]) -> std::result::Result<(Init, usize), String> {
+    let cur = parse_init(head, Layout::Current);
+    if let Ok((init, _)) = &cur {
+        let high = head.get(8..12).is_some_and(|b| b == [0, 0, 0, 0]);
+        let clocky = [1_000, 1_000_000, 1_000_000_000].contains(&init.resolution);
+        if high && clocky {
+            return cur;
+        }
+    }
+    let us_ok = head
+        .get(8..12)
+        .and_then(|b| b.first_chunk::<4>())
+        .is_some_and(|b| u32::from_le_bytes(*b) < 1_000_000);
+    match parse_init(head, Layout::Old) {
+        Ok((init, len)) if us_ok && next_header_ok(head, len) => return Ok((init, len)),
+        _ => {}
+    }
+    match cur {
+        Ok((init, len)) if next_header_ok(head, len) => Ok((init, len)),
+        Ok((_, len)) => Err(format!(
+            "the record after INIT (byte {len}) has an invalid header in either layout"
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// Reads one `.rst` file record by record.
+pub struct RstReader<R: Read> {
+    src: BufReader<std::io::Chain<std::io::Cursor<Vec<u8>>, R>>,
+    offset: u64,
+    init: Init,
+    /// Ticks of the current time base (seconds × resolution).
+    base: u128,
+    resolution: u64,
+    end: End,
+    scratch: Vec<u8>,
+}
+
+impl<R: Read> RstReader<R> {
+    /// Reads the INIT record; fails unless the file starts with one.
+    pub fn new(mut inner: R) -> Result<RstReader<R>> {
+        let mut head = Vec::with_capacity(4096);
+        (&mut inner)
+            .take(4096)
+            .read_to_end(&mut head)
+            .map_err(|e| Error {
+                offset: 0,
+                kind: e.into(),
+            })?;
+        let (init, len) = detect(&head).map_err(|m| Error {
+            offset: 0,
+            kind: ErrorKind::NotRastro(m),
+        })?;
+        let (base, resolution) = match init.layout {
+            // Recomputed from the INIT bytes: the base is in ticks.
+            Layout::Current => {
+                let secs = head
+                    .get(4..12)
+                    .and_then(|b| b.first_chunk::<8>())
+                    .map_or(0, |b| u64::from_le_bytes(*b));
+                (u128::from(secs) * u128::from(init.resolution), init.resolution)
+            }
+            Layout::Old => {
+                let secs = head
+                    .get(4..8)
+                    .and_then(|b| b.first_chunk::<4>())
+                    .map_or(0, |b| u32::from_le_bytes(*b));
+                (u128::from(secs) * 1_000_000, 1_000_000)
+            }
+        };
+        let mut cursor = std::io::Cursor::new(head);
+        cursor.set_position(len as u64);
+        Ok(RstReader {
+            src: BufReader::with_capacity(1 << 16, cursor.chain(inner)),
+            offset: len as u64,
+            init,
+            base,
+            resolution,
+            end: End::Open,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The file's INIT record.
+    pub fn init(&self) -> &Init {
+        &self.init
+    }
+
+    /// How the stream ended ([`End::Open`] until it has).
+    pub fn end(&self) -> &End {
+        &self.end
+    }
+
+    /// Bytes consumed so far.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+
+    fn bytes<const N: usize>(&mut self) -> std::result::Result<[u8; N], Short> {
+        let mut b = [0u8; N];
+        let mut got = 0;
+        while got < N {
+            let offset = self.offset;
+            let avail = self.src.fill_buf().map_err(|e| Error {
+                offset,
+                kind: e.into(),
+            })?;
+            if avail.is_empty() {
+                return Err(Short::Eof);
+            }
+            let n = avail.len().min(N - got);
+            if let (Some(dst), Some(src)) = (b.get_mut(got..got + n), avail.get(..n)) {
+                dst.copy_from_slice(src);
+            }
+            self.src.consume(n);
+            got += n;
+            self.offset += n as u64;
+        }
+        Ok(b)
+    }
+
+    fn u32(&mut self) -> std::result::Result<u32, Short> {
+        self.bytes::<4>().map(u32::from_le_bytes)
+    }
+
+    fn u64(&mut self) -> std::result::Result<u64, Short> {
+        self.bytes::<8>().map(u64::from_le_bytes)
+    }
+
+    fn skip_pad(&mut self) -> std::result::Result<(), Short> {
+        let pad = (4 - (self.offset % 4)) % 4;
+        for _ in 0..pad {
+            self.bytes::<1>()?;
+        }
+        Ok(())
+    }
+
+    fn string(&mut self, start: u64) -> std::result::Result<String, Short> {
+        self.scratch.clear();
+        loop {
+            let offset = self.offset;
+            let avail = self.src.fill_buf().map_err(|e| Error {
+                offset,
+                kind: e.into(),
+            })?;
+            if avail.is_empty() {
+                return Err(Short::Eof);
+            }
+            let (take, done) = match avail.iter().position(|&b| b == 0) {
+                Some(i) => (i, true),
+                None => (avail.len(), false),
+            };
+            self.scratch
+                .extend_from_slice(avail.get(..take).unwrap_or_default());
+            let used = take + usize::from(done);
+            self.src.consume(used);
+            self.offset += used as u64;
+            if self.scratch.len() > MAX_STRING {
+                return Err(Short::Err(Error {
+                    offset: start,
+                    kind: ErrorKind::Layout(format!(
+                        "string without terminator within {MAX_STRING} bytes"
+                    )),
+                }));
+            }
+            if done {
+                break;
+            }
+        }
+        let s = String::from_utf8_lossy(&self.scratch).into_owned();
+        self.skip_pad()?;
+        Ok(s)
+    }
+
+    /// Reads the next event record into `rec`; `Ok(false)` at the end
+    /// (STOP, or the end of the file: see [`RstReader::end`]).
+    pub fn next_into(&mut self, rec: &mut Record) -> Result<bool> {
+        if self.end != End::Open {
+            return Ok(false);
+        }
+        let start = self.offset;
+        match self.record(rec, start) {
+            Ok(()) => {}
+            Err(Short::Err(e)) => return Err(e),
+            Err(Short::Eof) => {
+                self.end = if self.offset == start {
+                    End::NoStop { offset: start }
+                } else {
+                    End::Truncated {
+                        offset: start,
+                        what: "the file ends inside this record",
+                    }
+                };
+                return Ok(false);
+            }
+        }
+        if rec.ty == STOP {
+            let mut trailing = 0u64;
+            loop {
+                let n = match self.src.fill_buf() {
+                    Ok(b) => b.len(),
+                    Err(e) => return err(self.offset, e.into()),
+                };
+                if n == 0 {
+                    break;
+                }
+                self.src.consume(n);
+                trailing += n as u64;
+            }
+            self.end = End::Stop {
+                offset: start,
+                time_ns: rec.time_ns,
+                trailing,
+            };
+            return Ok(false);
+        }
+        if rec.ty == INIT {
+            return err(
+                start,
+                ErrorKind::Layout("a second INIT record inside the file".into()),
+            );
+        }
+        Ok(true)
+    }
+
+    fn record(&mut self, rec: &mut Record, start: u64) -> std::result::Result<(), Short> {
+        rec.clear();
+        rec.offset = start;
+        let header = self.u32()?;
+        rec.ty = (header >> 18) as u16;
+        let ticks: u128 = match self.init.layout {
+            Layout::Current => {
+                if header & TIME_SET != 0 {
+                    let secs = self.u64()?;
+                    let res = self.u64()?;
+                    if res == 0 {
+                        return Err(Short::Err(Error {
+                            offset: start,
+                            kind: ErrorKind::Layout("clock resolution 0".into()),
+                        }));
+                    }
+                    self.resolution = res;
+                    self.base = u128::from(secs) * u128::from(res);
+                }
+                u128::from(self.u64()?)
+            }
+            Layout::Old => {
+                if header & TIME_SET != 0 {
+                    self.base = u128::from(self.u32()?) * 1_000_000;
+                }
+                u128::from(self.u32()?)
+            }
+        };
+        let total = self.base + ticks;
+        let ns = total
+            .checked_mul(1_000_000_000)
+            .map(|x| x / u128::from(self.resolution))
+            .and_then(|x| i64::try_from(x).ok());
+        let Some(ns) = ns else {
+            return Err(Short::Err(Error {
+                offset: start,
+                kind: ErrorKind::Layout("time out of range".into()),
+            }));
+        };
+        rec.time_ns = ns;
+        nibbles(header, 4, &mut rec.fields, start)?;
+        let mut last = header & LAST_FIRST != 0;
+        while !last {
+            let at = self.offset;
+            let h = self.u32()?;
+            if h & 0xd000_0000 != 0 {
+                return Err(Short::Err(Error {
+                    offset: at,
+                    kind: ErrorKind::Layout(format!(
+                        "continuation header {h:#010x} has bits outside the last flag and 7 type codes"
+                    )),
+                }));
+            }
+            nibbles(h & 0x0fff_ffff, 7, &mut rec.fields, at)?;
+            last = h & LAST_CONT != 0;
+        }
+        for i in 0..rec.fields.len() {
+            let Some(&f) = rec.fields.get(i) else { break };
+            match f {
+                FieldType::String => {
+                    let at = self.offset;
+                    let s = self.string(at)?;
+                    rec.strings.push(s);
+                }
+                FieldType::Double => {
+                    let v = f64::from_le_bytes(self.bytes::<8>()?);
+                    rec.doubles.push(v);
+                }
+                FieldType::Float => {
+                    let v = f32::from_le_bytes(self.bytes::<4>()?);
+                    rec.floats.push(v);
+                }
+                FieldType::U64 => {
+                    let v = self.u64()?;
+                    rec.u64s.push(v);
+                }
+                FieldType::U16 => {
+                    let v = u16::from_le_bytes(self.bytes::<2>()?);
+                    rec.u16s.push(v);
+                }
+                FieldType::U8 => {
+                    let v = self.bytes::<1>()?;
+                    rec.u8s.extend_from_slice(&v);
+                }
+                FieldType::U32 => {
+                    let v = self.u32()?;
+                    rec.u32s.push(v);
+                }
+            }
+        }
+        self.skip_pad()
+    }
+}
+
+#[cfg(test)]
+mod tests;

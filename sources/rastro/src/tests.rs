@@ -1,0 +1,159 @@
+use super::encode::{Value, Writer};
+use super::*;
+
+fn read_all(bytes: &[u8]) -> (Init, Vec<Record>, End) {
+    let mut r = RstReader::new(bytes).unwrap();
+    let mut out = Vec::new();
+    let mut rec = Record::default();
+    while r.next_into(&mut rec).unwrap() {
+        out.push(rec.clone());
+    }
+    (r.init().clone(), out, r.end().clone())
+}
+
+const T: i64 = 1_795_264_894_221_310_558;
+
+#[test]
+fn round_trip_current_layout_groups_values_by_type() {
+    let mut w = Writer::new(Layout::Current, 1_000_000_000, 3, 1, "node04", T);
+    // akypuera's PTP_SEND: called (dest, size, mark), stored mark first.
+    w.event(5000, T + 10, &[Value::U32(1), Value::U32(1024), Value::U64(7)]);
+    w.event(405, T + 20, &[Value::U32(1), Value::U32(8), Value::U32(2), Value::Str("mbox1")]);
+    w.event(9, T + 30, &[]);
+    w.stop(T + 40);
+    let bytes = w.into_bytes();
+    assert_eq!(bytes.len() % 4, 0);
+    let (init, recs, end) = read_all(&bytes);
+    assert_eq!((init.id1, init.id2, init.host.as_str()), (3, 1, "node04"));
+    assert_eq!(init.time_ns, T);
+    assert_eq!(init.layout, Layout::Current);
+    assert_eq!(recs.len(), 3);
+    assert_eq!(recs[0].letters(), "lii");
+    assert_eq!((recs[0].u64s.clone(), recs[0].u32s.clone()), (vec![7], vec![1, 1024]));
+    assert_eq!(recs[1].letters(), "iiis");
+    assert_eq!(recs[1].strings, vec!["mbox1".to_string()]);
+    assert_eq!(recs.iter().map(|r| r.time_ns - T).collect::<Vec<_>>(), [10, 20, 30]);
+    assert!(matches!(end, End::Stop { trailing: 0, .. }));
+}
+
+#[test]
+fn continuation_headers_carry_more_than_four_values() {
+    let mut w = Writer::new(Layout::Current, 1_000_000_000, 0, 0, "h", T);
+    let vals: Vec<Value> = (0..12)
+        .map(|i| match i % 4 {
+            0 => Value::U32(i),
+            1 => Value::F64(f64::from(i)),
+            2 => Value::U8(i as u8),
+            _ => Value::Str(if i == 3 { "abc" } else { "" }),
+        })
+        .collect();
+    w.event(77, T + 1, &vals);
+    w.stop(T + 2);
+    let (_, recs, _) = read_all(w.bytes());
+    let r = &recs[0];
+    assert_eq!(r.letters(), "dddiiiccc sss".replace(' ', ""));
+    assert_eq!(r.u32s, vec![0, 4, 8]);
+    assert_eq!(r.doubles, vec![1.0, 5.0, 9.0]);
+    assert_eq!(r.u8s, vec![2, 6, 10]);
+    assert_eq!(r.strings, vec!["abc", "", ""]);
+}
+
+#[test]
+fn old_layout_is_detected_and_keeps_microseconds() {
+    let t0 = 1_100_000_000_123_456_000; // 2004, microsecond clock
+    let mut w = Writer::new(Layout::Old, 0, 2, 0, "ice01", t0);
+    w.event(101, t0 + 5_000, &[Value::U32(2), Value::U32(4242)]);
+    // More than an hour later: a new time base.
+    w.event(102, t0 + 3_700_000_000_000, &[]);
+    w.stop(t0 + 3_700_000_001_000);
+    let (init, recs, end) = read_all(w.bytes());
+    assert_eq!(init.layout, Layout::Old);
+    assert_eq!((init.id1, init.host.as_str(), init.resolution), (2, "ice01", 1_000_000));
+    assert_eq!(init.time_ns, t0);
+    assert_eq!(recs[0].u32s, vec![2, 4242]);
+    assert_eq!(recs[0].time_ns, t0 + 5_000);
+    assert_eq!(recs[1].time_ns, t0 + 3_700_000_000_000);
+    assert!(matches!(end, End::Stop { .. }));
+}
+
+#[test]
+fn microsecond_resolution_current_layout() {
+    let t0 = 1_795_264_894_000_001_000;
+    let mut w = Writer::new(Layout::Current, 1_000_000, 0, 0, "h", t0);
+    w.event(1, t0 + 2_000, &[]);
+    w.stop(t0 + 3_000);
+    let (init, recs, _) = read_all(w.bytes());
+    assert_eq!((init.layout, init.resolution), (Layout::Current, 1_000_000));
+    assert_eq!(recs[0].time_ns, t0 + 2_000);
+}
+
+#[test]
+fn missing_stop_and_truncation_end_the_stream_with_a_report() {
+    let mut w = Writer::new(Layout::Current, 1_000_000_000, 0, 0, "h", T);
+    w.event(1, T + 1, &[Value::U32(5)]);
+    let whole = w.bytes().len();
+    w.event(2, T + 2, &[Value::U32(6), Value::U32(7)]);
+    let bytes = w.into_bytes();
+    let (_, recs, end) = read_all(&bytes);
+    assert_eq!(recs.len(), 2);
+    assert_eq!(end, End::NoStop { offset: bytes.len() as u64 });
+    let (_, recs, end) = read_all(&bytes[..bytes.len() - 3]);
+    assert_eq!(recs.len(), 1);
+    assert!(matches!(end, End::Truncated { offset, .. } if offset == whole as u64));
+}
+
+#[test]
+fn bad_input_is_an_error_at_its_offset() {
+    let mut w = Writer::new(Layout::Current, 1_000_000_000, 0, 0, "h", T);
+    let at = w.bytes().len();
+    w.event(1, T + 1, &[Value::U32(5)]);
+    w.stop(T + 2);
+    let mut bytes = w.into_bytes();
+    // Type nibble 9 in the first field.
+    bytes[at + 1] = (bytes[at + 1] & 0x0f) | 0x90;
+    let mut r = RstReader::new(&bytes[..]).unwrap();
+    let e = r.next_into(&mut Record::default()).unwrap_err();
+    assert_eq!(e.offset, at as u64);
+    assert!(e.to_string().contains("bad type code 9"), "{e}");
+
+    // Not INIT first.
+    let mut w = Writer::new(Layout::Current, 1_000_000_000, 0, 0, "h", T);
+    w.stop(T);
+    let mut b = w.into_bytes();
+    b[2] = 0x00;
+    b[3] = 0x10;
+    let e = RstReader::new(&b[..]).err().unwrap();
+    assert!(e.to_string().contains("expected INIT"), "{e}");
+
+    // A string that never ends within the limit.
+    let mut w = Writer::new(Layout::Current, 1_000_000_000, 0, 0, "h", T);
+    let at = w.bytes().len();
+    let long = "x".repeat(MAX_STRING + 10);
+    w.event(3, T + 1, &[Value::Str(&long)]);
+    let e = {
+        let mut r = RstReader::new(w.bytes()).unwrap();
+        r.next_into(&mut Record::default()).unwrap_err()
+    };
+    assert!(e.to_string().contains("string without terminator"), "{e}");
+    assert!(e.offset > at as u64);
+}
+
+proptest::proptest! {
+    #[test]
+    fn never_panics(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)) {
+        if let Ok(mut r) = RstReader::new(&data[..]) {
+            let mut rec = Record::default();
+            while let Ok(true) = r.next_into(&mut rec) {}
+        }
+    }
+
+    #[test]
+    fn never_panics_after_a_valid_init(tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)) {
+        let w = Writer::new(Layout::Current, 1_000_000_000, 0, 0, "h", T);
+        let mut data = w.into_bytes();
+        data.extend_from_slice(&tail);
+        let mut r = RstReader::new(&data[..]).unwrap();
+        let mut rec = Record::default();
+        while let Ok(true) = r.next_into(&mut rec) {}
+    }
+}
