@@ -38,6 +38,13 @@ Examples:
   # An MPE log without anchors: say when MPE time 0 was
   integrador -mpi old.clog -mpinodes mpi.nodes --mpi-start 1094221332.5 -o old.paje
 
+  # A DECK program (one libRastro file per thread), its kernel view, monitors
+  integrador -deck 'rastro-*.rst' -os '*.os' -ganglia g.traced -sync timesync \
+             -hierarchy hierarchies/deck+os+ganglia+pcp.toml -o deck.paje
+
+  # Other libRastro instrumentation (akypuera's MPI tracer): another event map
+  integrador -deck 'rastro-*.rst' --deck-map akypuera -o aky.paje
+
   # Two administrative domains, each with its own monitor
   integrador -hierarchy hierarchies/grid.toml -ganglia domain-a.traced domain-b.traced -o grid.paje
 
@@ -50,8 +57,9 @@ left), 2 usage problem (including sources this build does not read yet).";
 /// integrador: one Pajé trace from many monitoring tools.
 ///
 /// Reads cluster monitors (Ganglia), kernel scheduler traces, MPI traces
-/// (MPE CLOG2 and CLOG) and, in later versions, DECK (libRastro) and PCP
-/// data; corrects every time
+/// (MPE CLOG2 and CLOG), libRastro traces (DECK, akypuera, any
+/// instrumentation with an event map) and, in later versions, PCP data;
+/// corrects every time
 /// to one reference clock (Maillet–Tron, from a rastro_timesync file);
 /// unifies the hosts and processes of all inputs as a hierarchy file says;
 /// writes one time-ordered Pajé trace for PajeNG and ViTE.
@@ -66,7 +74,8 @@ pub struct Cli {
     /// libRastro traces of DECK programs (rastro-<node>-<thread>.rst)
     #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append)]
     pub deck: Vec<String>,
-    /// libRastro event map (default: the built-in DECK map)
+    /// libRastro event map: a TOML file (schema: sources/maps/README.md) or
+    /// a built-in map name, `deck` (the default) or `akypuera`
     #[arg(long, value_name = "FILE")]
     pub deck_map: Option<PathBuf>,
     /// MPE logs (CLOG2 or legacy CLOG)
@@ -179,6 +188,10 @@ pub struct Config {
     pub ganglia_collector: Option<String>,
     /// MPE logs, globs expanded.
     pub mpi: Vec<PathBuf>,
+    /// libRastro traces, globs expanded.
+    pub deck: Vec<PathBuf>,
+    /// Event map file, or the name of a built-in map.
+    pub deck_map: Option<PathBuf>,
     /// MPI nodes file.
     pub mpinodes: Option<PathBuf>,
     /// Wall-clock start (ns) of MPI runs without an anchor.
@@ -237,9 +250,6 @@ impl Cli {
                 "{what} is not supported yet by this build of integrador"
             ))
         };
-        if !self.deck.is_empty() || self.deck_map.is_some() {
-            return Err(unsupported("-deck (libRastro DECK traces)"));
-        }
         if !self.pcp.is_empty() || self.pcp_raw {
             return Err(unsupported("-pcp (Performance Co-Pilot archives)"));
         }
@@ -270,9 +280,15 @@ impl Cli {
         let os = expand(&self.os)?;
         let ganglia = expand(&self.ganglia)?;
         let mpi = expand(&self.mpi)?;
-        if os.is_empty() && ganglia.is_empty() && mpi.is_empty() {
+        let deck = expand(&self.deck)?;
+        if os.is_empty() && ganglia.is_empty() && mpi.is_empty() && deck.is_empty() {
             return Err(Error::usage(
-                "no input: give at least one of -ganglia, -os or -mpi (see --help)",
+                "no input: give at least one of -ganglia, -os, -mpi or -deck (see --help)",
+            ));
+        }
+        if deck.is_empty() && self.deck_map.is_some() {
+            return Err(Error::usage(
+                "--deck-map describes libRastro traces: give them with -deck",
             ));
         }
         if mpi.is_empty() && (self.mpinodes.is_some() || self.mpi_start.is_some()) {
@@ -292,6 +308,8 @@ impl Cli {
             os,
             ganglia,
             mpi,
+            deck,
+            deck_map: self.deck_map.clone(),
             mpinodes: self.mpinodes.clone(),
             mpi_start,
             ganglia_collector: self.ganglia_collector.clone(),
@@ -434,7 +452,7 @@ mod tests {
 
     #[test]
     fn unsupported_sources_are_usage_errors() {
-        let cli = Cli::try_parse_from(["integrador", "--deck", "a.rst", "-o", "x"]).unwrap();
+        let cli = Cli::try_parse_from(["integrador", "--pcp", "a.0", "-o", "x"]).unwrap();
         let e = cli.resolve().unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(e.message.contains("not supported yet"), "{e}");

@@ -114,6 +114,16 @@ pub struct MpiConfig {
     pub start: Option<i64>,
 }
 
+/// The `[deck]` section (libRastro traces).
+#[derive(Debug, Clone, Default)]
+pub struct DeckConfig {
+    /// Event map: a file (relative to the hierarchy file) or a built-in
+    /// map name; `--deck-map` overrides it.
+    pub map: Option<std::path::PathBuf>,
+    /// Display of state, event and link values, over the map's own.
+    pub values: HashMap<String, Display>,
+}
+
 /// A loaded, validated hierarchy.
 #[derive(Debug, Clone)]
 pub struct Hierarchy {
@@ -137,6 +147,8 @@ pub struct Hierarchy {
     pub os: OsConfig,
     /// MPI settings.
     pub mpi: MpiConfig,
+    /// libRastro settings.
+    pub deck: DeckConfig,
     /// Non-fatal remarks (sections of sources not built yet).
     pub warnings: Vec<String>,
 }
@@ -187,7 +199,8 @@ struct RawFile {
     ganglia: RawGanglia,
     #[serde(default)]
     os: RawOs,
-    deck: Option<Spanned<toml::Table>>,
+    #[serde(default)]
+    deck: RawDeck,
     #[serde(default)]
     mpi: RawMpi,
     pcp: Option<Spanned<toml::Table>>,
@@ -282,6 +295,15 @@ struct RawMpi {
     start: Option<Spanned<toml::Value>>,
     #[serde(default)]
     states: BTreeMap<String, RawDisplay>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawDeck {
+    level: Option<Spanned<String>>,
+    map: Option<String>,
+    #[serde(default)]
+    values: BTreeMap<String, RawDisplay>,
 }
 
 #[derive(Deserialize, Default)]
@@ -437,6 +459,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
     check_level(&raw.ganglia.level, Role::Machine, "ganglia")?;
     check_level(&raw.os.level, Role::Process, "os")?;
     check_level(&raw.mpi.level, Role::Process, "mpi")?;
+    check_level(&raw.deck.level, Role::Thread, "deck")?;
 
     // Host identity: a name in two alias lists is ambiguous.
     let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -623,7 +646,22 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
     };
 
     let mut warnings = Vec::new();
-    for (name, section) in [("deck", &raw.deck), ("pcp", &raw.pcp)] {
+    let mut deck_values = HashMap::new();
+    for (m, d) in &raw.deck.values {
+        deck_values.insert(m.clone(), display(d)?);
+    }
+    let deck = DeckConfig {
+        map: raw.deck.map.as_ref().map(|m| {
+            let p = std::path::PathBuf::from(m);
+            match (p.is_relative(), Path::new(origin).parent()) {
+                (true, Some(dir)) if !crate::eventmap::is_builtin(m) => dir.join(p),
+                _ => p,
+            }
+        }),
+        values: deck_values,
+    };
+
+    for (name, section) in [("pcp", &raw.pcp)] {
         if let Some(s) = section {
             warnings.push(format!(
                 "{origin}: line {}: section [{name}] is for a source this build cannot read yet; it is kept for later and has no effect",
@@ -646,6 +684,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
         ganglia,
         os,
         mpi,
+        deck,
         warnings,
     })
 }

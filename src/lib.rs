@@ -10,6 +10,7 @@ pub mod clock;
 pub mod color;
 pub mod convert;
 pub mod error;
+pub mod eventmap;
 pub mod hierarchy;
 pub mod identity;
 pub mod merge;

@@ -10,6 +10,7 @@ use crate::cli::{Config, Output};
 use crate::clock::{ClockMap, SyncFit, SyncTable};
 use crate::convert::{
     ganglia::TracedSetup, ganglia::TracedSource, mpi::MpiSetup, mpi::MpiSource, os::OsSource,
+    rastro::RastroSource,
 };
 use crate::error::{Error, Result};
 use crate::hierarchy::Hierarchy;
@@ -121,6 +122,20 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     };
 
     let mut sources: Vec<Box<dyn EventSource>> = Vec::new();
+    if !cfg.deck.is_empty() {
+        let choice = cfg.deck_map.as_deref().or(reg.hierarchy.deck.map.as_deref());
+        let mut map = crate::eventmap::select(choice)?;
+        for (k, d) in &reg.hierarchy.deck.values {
+            map.values.insert(k.clone(), d.clone());
+        }
+        sources.push(Box::new(RastroSource::open(
+            &cfg.deck,
+            map,
+            cfg.reorder_window,
+            &mut reg,
+            &mut clock_of,
+        )?));
+    }
     for path in &cfg.mpi {
         let setup = MpiSetup {
             nodes: cfg.mpinodes.as_deref(),

@@ -16,8 +16,10 @@ use std::path::{Path, PathBuf};
 pub struct SourceStats {
     /// Source kind (`ganglia`, `os`...).
     pub kind: &'static str,
-    /// The input file.
+    /// The input file (the first, for a source of several files).
     pub path: PathBuf,
+    /// Further files of the same source.
+    pub more_files: usize,
     /// Records decoded.
     pub records: u64,
     /// Model events produced.

@@ -51,9 +51,13 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
             || s.path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
+        let more = match s.more_files {
+            0 => String::new(),
+            n => format!(" (+{n} files)"),
+        };
         write!(
             out,
-            "    {:<8}{name}: {} records, {} events",
+            "    {:<8}{name}{more}: {} records, {} events",
             s.kind, s.records, s.events
         )?;
         if s.reordered > 0 {

@@ -257,9 +257,9 @@ fn unsupported_sources_exit_2() {
     );
     fails(
         d.path(),
-        &["-deck", "rastro-0-0.rst"],
+        &["-ganglia", &g, "--deck-map", "akypuera"],
         2,
-        &["-deck", "not supported yet"],
+        &["--deck-map", "-deck"],
     );
     fails(
         d.path(),

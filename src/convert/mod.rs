@@ -5,3 +5,4 @@
 pub mod ganglia;
 pub mod mpi;
 pub mod os;
+pub mod rastro;
