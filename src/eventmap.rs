@@ -35,7 +35,11 @@ pub fn select(choice: Option<&Path>) -> Result<EventMap> {
     };
     let name = p.to_string_lossy();
     if is_builtin(&name) && !p.exists() {
-        let text = if name == "deck" { DECK_TOML } else { AKYPUERA_TOML };
+        let text = if name == "deck" {
+            DECK_TOML
+        } else {
+            AKYPUERA_TOML
+        };
         return EventMap::parse(text, &format!("built-in {name} map"));
     }
     EventMap::load(p)
@@ -471,7 +475,10 @@ mod tests {
         assert_eq!(d.name, "DECK");
         assert!(d.events.contains_key(&405) && d.events.contains_key(&213));
         let a = EventMap::parse(AKYPUERA_TOML, "akypuera").unwrap();
-        assert_eq!(a.events.get(&161).and_then(|e| e.push.clone()).as_deref(), Some("MPI_Send"));
+        assert_eq!(
+            a.events.get(&161).and_then(|e| e.push.clone()).as_deref(),
+            Some("MPI_Send")
+        );
         assert!(a.events.get(&5000).unwrap().link_start.is_some());
     }
 
@@ -483,14 +490,18 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        assert!(e("[[event]]\nid = 1\nname = \"a\"\nfields = [\"q x\"]\n").contains("event 1 (a): field `q x`"));
+        assert!(e("[[event]]\nid = 1\nname = \"a\"\nfields = [\"q x\"]\n")
+            .contains("event 1 (a): field `q x`"));
         assert!(e("[[event]]\nid = 1\nname = \"a\"\nlink_start = { link = \"m\", key = [\"dst\"], to = \"dst\" }\n")
             .contains("`dst` is not a field"));
         assert!(e("[[event]]\nid = 1\nname = \"a\"\nfields = [\"i d\"]\nlink_start = { link = \"m\", key = [\"d\"] }\n")
             .contains("must name its other end"));
-        assert!(e("[[event]]\nid = 1\nname = \"a\"\nlink_start = { link = \"zz\", fifo = true }\n")
-            .contains("link `zz` is not declared"));
-        assert!(e("[pairs]\nA = [1, 2]\n[[event]]\nid = 2\nname = \"b\"\n").contains("event id 2 is defined twice"));
+        assert!(e(
+            "[[event]]\nid = 1\nname = \"a\"\nlink_start = { link = \"zz\", fifo = true }\n"
+        )
+        .contains("link `zz` is not declared"));
+        assert!(e("[pairs]\nA = [1, 2]\n[[event]]\nid = 2\nname = \"b\"\n")
+            .contains("event id 2 is defined twice"));
         assert!(e("bogus = 1\n").contains("line 5"));
     }
 }

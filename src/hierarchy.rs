@@ -790,4 +790,29 @@ mod tests {
             h.warnings
         );
     }
+
+    #[test]
+    fn deck_section_resolves_its_map_beside_the_file() {
+        let h = parse(
+            &format!(
+                "{BASE}[deck]\nmap = \"maps/mine.toml\"\n[deck.values.exec]\ncolor = \"0 0 1\"\n"
+            ),
+            "conf/h.toml",
+        )
+        .unwrap();
+        assert!(h.warnings.is_empty(), "{:?}", h.warnings);
+        assert_eq!(
+            h.deck.map.as_deref(),
+            Some(Path::new("conf/maps/mine.toml"))
+        );
+        assert_eq!(h.deck.values["exec"].color.as_deref(), Some("0 0 1"));
+        let h = parse(
+            &format!("{BASE}[deck]\nmap = \"akypuera\"\n"),
+            "conf/h.toml",
+        )
+        .unwrap();
+        assert_eq!(h.deck.map.as_deref(), Some(Path::new("akypuera")));
+        let e = parse(&format!("{BASE}[deck]\nlevel = \"Machine\"\n"), "h.toml").unwrap_err();
+        assert!(e.to_string().contains("role"), "{e}");
+    }
 }

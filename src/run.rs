@@ -123,7 +123,10 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
 
     let mut sources: Vec<Box<dyn EventSource>> = Vec::new();
     if !cfg.deck.is_empty() {
-        let choice = cfg.deck_map.as_deref().or(reg.hierarchy.deck.map.as_deref());
+        let choice = cfg
+            .deck_map
+            .as_deref()
+            .or(reg.hierarchy.deck.map.as_deref());
         let mut map = crate::eventmap::select(choice)?;
         for (k, d) in &reg.hierarchy.deck.values {
             map.values.insert(k.clone(), d.clone());

@@ -7,7 +7,6 @@ mod common;
 use common::*;
 use integrador_rastro::encode::{Value, Writer};
 use integrador_rastro::{Layout, Record, RstReader};
-use serde_json::Value as Json;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -82,11 +81,18 @@ fn links(trace: &Path) -> Vec<Link> {
             "13" => {
                 starts.insert(
                     f[6].clone(),
-                    (ns(&f[1], origin), f[3].clone(), f[4].clone(), f[5].clone(), f[7].parse().unwrap()),
+                    (
+                        ns(&f[1], origin),
+                        f[3].clone(),
+                        f[4].clone(),
+                        f[5].clone(),
+                        f[7].parse().unwrap(),
+                    ),
                 );
             }
             "14" => {
-                let (start, ty, value, from, size) = starts.remove(&f[6]).expect("start before end here");
+                let (start, ty, value, from, size) =
+                    starts.remove(&f[6]).expect("start before end here");
                 let seq = f[6].rsplit('_').next().unwrap().parse().unwrap();
                 out.push(Link {
                     ty: types[&ty].clone(),
@@ -183,7 +189,12 @@ fn mailbox_links_carry_size_and_clones_go_from_owner_to_cloner() {
         .iter()
         .map(|c| {
             let t = c["clone_out_t_ns"].as_i64().unwrap();
-            (c["owner_rank"].as_u64().unwrap(), c["cloner_rank"].as_u64().unwrap(), t, t)
+            (
+                c["owner_rank"].as_u64().unwrap(),
+                c["cloner_rank"].as_u64().unwrap(),
+                t,
+                t,
+            )
         })
         .collect();
     assert_eq!(clones, want);
@@ -214,30 +225,63 @@ fn thread_links_go_from_creator_to_created_and_from_joined_to_joiner() {
     for t in exp["thread_links"].as_array().unwrap() {
         let (ty, from, to, start, end) = if t["kind"] == "create" {
             let idx = t["new_thread_index"].as_u64().unwrap();
-            ("DECK thread create", main.clone(), thread(idx), t["create_t_ns"].clone(), t["created_t_ns"].clone())
+            (
+                "DECK thread create",
+                main.clone(),
+                thread(idx),
+                t["create_t_ns"].clone(),
+                t["created_t_ns"].clone(),
+            )
         } else {
             let idx = t["joined_thread_index"].as_u64().unwrap();
-            ("DECK thread join", thread(idx), main.clone(), t["thread_done_t_ns"].clone(), t["join_out_t_ns"].clone())
+            (
+                "DECK thread join",
+                thread(idx),
+                main.clone(),
+                t["thread_done_t_ns"].clone(),
+                t["join_out_t_ns"].clone(),
+            )
         };
         let found = all.iter().any(|l| {
-            l.ty == ty && l.from == from && l.to == to && l.start == start.as_i64().unwrap() && l.end == end.as_i64().unwrap()
+            l.ty == ty
+                && l.from == from
+                && l.to == to
+                && l.start == start.as_i64().unwrap()
+                && l.end == end.as_i64().unwrap()
         });
-        assert!(found, "{ty} {from} -> {to} at {start}..{end} missing from {all:#?}");
+        assert!(
+            found,
+            "{ty} {from} -> {to} at {start}..{end} missing from {all:#?}"
+        );
         n += 1;
     }
     assert_eq!(n, 4);
-    assert_eq!(all.iter().filter(|l| l.ty.starts_with("DECK thread")).count(), 4);
+    assert_eq!(
+        all.iter()
+            .filter(|l| l.ty.starts_with("DECK thread"))
+            .count(),
+        4
+    );
 }
+
+/// (kind, container or ends, value, start s, end s).
+type Dumped = Vec<(String, String, String, f64, f64)>;
 
 /// pj_dump's State and Link lines of a trace: (kind, container or ends,
 /// value, start s, end s).
-fn dump(trace: &Path) -> Option<Vec<(String, String, String, f64, f64)>> {
+fn dump(trace: &Path) -> Option<Dumped> {
     let lines = pj_dump_lines(trace)?;
     let mut out = Vec::new();
     for l in lines {
         let f: Vec<&str> = l.split(", ").collect();
         match f[0] {
-            "State" => out.push(("State".into(), f[1].into(), f[7].into(), f[3].parse().unwrap(), f[4].parse().unwrap())),
+            "State" => out.push((
+                "State".into(),
+                f[1].into(),
+                f[7].into(),
+                f[3].parse().unwrap(),
+                f[4].parse().unwrap(),
+            )),
             "Link" => out.push((
                 "Link".into(),
                 format!("{} -> {}", f[7], f[8]),
@@ -260,7 +304,10 @@ fn akypuera_trace_matches_aky_converter() {
     let d = tempdir();
     let out = d.path().join("aky.paje");
     let glob = fixtures().join("rastro/akypuera-pingpong/rastro-*.rst");
-    run(&["-deck", glob.to_str().unwrap(), "--deck-map", "akypuera"], &out);
+    run(
+        &["-deck", glob.to_str().unwrap(), "--deck-map", "akypuera"],
+        &out,
+    );
     let theirs_path = fixture("rastro/akypuera-pingpong/aky_converter.paje");
     let (Some(ours), Some(theirs)) = (dump(&out), dump(&theirs_path)) else {
         return;
@@ -276,7 +323,7 @@ fn akypuera_trace_matches_aky_converter() {
         .unwrap();
     let t0 = first / 1_000_000_000 * 1_000_000_000;
     let shift = (first - t0) as f64 / 1e9;
-    let norm = |v: Vec<(String, String, String, f64, f64)>, shift: f64| {
+    let norm = |v: Dumped, shift: f64| {
         let mut v: Vec<_> = v
             .into_iter()
             .map(|(k, c, val, s, e)| {
@@ -284,18 +331,29 @@ fn akypuera_trace_matches_aky_converter() {
                 (k, c, val, s + shift, e + shift)
             })
             .collect();
-        v.sort_by(|a, b| (&a.0, &a.1, &a.2).cmp(&(&b.0, &b.1, &b.2)).then(a.3.total_cmp(&b.3)));
+        v.sort_by(|a, b| {
+            (&a.0, &a.1, &a.2)
+                .cmp(&(&b.0, &b.1, &b.2))
+                .then(a.3.total_cmp(&b.3))
+        });
         v
     };
     let ours = norm(ours, 0.0);
     let theirs = norm(theirs, shift);
-    assert_eq!(ours.len(), theirs.len(), "ours {ours:#?}\ntheirs {theirs:#?}");
+    assert_eq!(
+        ours.len(),
+        theirs.len(),
+        "ours {ours:#?}\ntheirs {theirs:#?}"
+    );
     assert_eq!(ours.iter().filter(|x| x.0 == "Link").count(), 10);
     assert_eq!(ours.iter().filter(|x| x.0 == "State").count(), 2 * 14);
     for (a, b) in ours.iter().zip(&theirs) {
         assert_eq!((&a.0, &a.1, &a.2), (&b.0, &b.1, &b.2));
         // pj_dump prints µs; aky's doubles lose up to 0.25 µs more.
-        assert!((a.3 - b.3).abs() < 1.6e-6 && (a.4 - b.4).abs() < 1.6e-6, "{a:?} vs {b:?}");
+        assert!(
+            (a.3 - b.3).abs() < 1.6e-6 && (a.4 - b.4).abs() < 1.6e-6,
+            "{a:?} vs {b:?}"
+        );
     }
 }
 
@@ -307,12 +365,18 @@ fn deck_threads_are_unified_with_kernel_threads() {
     let exp = read_json(&fixture("rastro/deck-threads/expected.json"));
     let files = exp["files"].as_array().unwrap();
     let pid = files[0]["events"][0]["u32"][1].as_u64().unwrap();
-    let tids: Vec<u64> = files[1..3].iter().map(|f| f["events"][0]["u32"][1].as_u64().unwrap()).collect();
+    let tids: Vec<u64> = files[1..3]
+        .iter()
+        .map(|f| f["events"][0]["u32"][1].as_u64().unwrap())
+        .collect();
     let t = files[0]["first_event_t_ns"].as_i64().unwrap();
     let (sec, us) = (t / 1_000_000_000, (t % 1_000_000_000) / 1000);
     let d = tempdir();
     let os = d.path().join("node01.os");
-    let mut text = format!("# host node01\n# thread {} {pid}\n# thread {} {pid}\n1 time {sec} -\n", tids[0], tids[1]);
+    let mut text = format!(
+        "# host node01\n# thread {} {pid}\n# thread {} {pid}\n1 time {sec} -\n",
+        tids[0], tids[1]
+    );
     for (i, task) in [pid, tids[0], tids[1]].iter().enumerate() {
         text += &format!("{} unblock {} {task}\n", 2 * i + 2, us + 1000 + i as i64);
         text += &format!("{} block {} {task}\n", 2 * i + 3, us + 2000 + i as i64);
@@ -322,19 +386,37 @@ fn deck_threads_are_unified_with_kernel_threads() {
     let glob = fixtures().join("rastro/deck-threads/rastro-*.rst");
     let h = root().join("hierarchies/deck+os+ganglia+pcp.toml");
     run(
-        &["-deck", glob.to_str().unwrap(), "-os", os.to_str().unwrap(), "-hierarchy", h.to_str().unwrap()],
+        &[
+            "-deck",
+            glob.to_str().unwrap(),
+            "-os",
+            os.to_str().unwrap(),
+            "-hierarchy",
+            h.to_str().unwrap(),
+        ],
         &out,
     );
-    let Some(lines) = pj_dump_lines(&out) else { return };
+    let Some(lines) = pj_dump_lines(&out) else {
+        return;
+    };
     let mut rows: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for l in &lines {
         let f: Vec<&str> = l.split(", ").collect();
         if f[0] == "State" {
-            rows.entry(f[1].to_string()).or_default().insert(f[2].to_string());
+            rows.entry(f[1].to_string())
+                .or_default()
+                .insert(f[2].to_string());
         }
     }
-    let both: BTreeSet<String> = ["DECK state", "OS state"].iter().map(|s| s.to_string()).collect();
-    for name in [format!("{pid} rank 0"), format!("{} thread 1", tids[0]), format!("{} thread 2", tids[1])] {
+    let both: BTreeSet<String> = ["DECK state", "OS state"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for name in [
+        format!("{pid} rank 0"),
+        format!("{} thread 1", tids[0]),
+        format!("{} thread 2", tids[1]),
+    ] {
         assert_eq!(rows.get(&name), Some(&both), "{name}: {rows:#?}");
     }
     let containers = lines.iter().filter(|l| l.starts_with("Container")).count();
@@ -345,7 +427,14 @@ fn deck_threads_are_unified_with_kernel_threads() {
 /// Rewrites every file of `scenario` whose host is `host` with its times
 /// moved by `offset + drift·(t − t0)`, as a clock that is off would have
 /// stamped them; the other files are copied.
-fn skew(scenario: &str, host: &str, t0: i64, offset_ns: i64, drift_ppm: i64, dir: &Path) -> Vec<PathBuf> {
+fn skew(
+    scenario: &str,
+    host: &str,
+    t0: i64,
+    offset_ns: i64,
+    drift_ppm: i64,
+    dir: &Path,
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let src = fixtures().join(format!("rastro/{scenario}"));
     let mut names: Vec<_> = std::fs::read_dir(&src)
@@ -357,8 +446,21 @@ fn skew(scenario: &str, host: &str, t0: i64, offset_ns: i64, drift_ppm: i64, dir
     for p in names {
         let mut r = RstReader::new(std::fs::File::open(&p).unwrap()).unwrap();
         let init = r.init().clone();
-        let moved = |t: i64| if init.host == host { t + offset_ns + (t - t0) * drift_ppm / 1_000_000 } else { t };
-        let mut w = Writer::new(Layout::Current, init.resolution, init.id1, init.id2, &init.host, moved(init.time_ns));
+        let moved = |t: i64| {
+            if init.host == host {
+                t + offset_ns + (t - t0) * drift_ppm / 1_000_000
+            } else {
+                t
+            }
+        };
+        let mut w = Writer::new(
+            Layout::Current,
+            init.resolution,
+            init.id1,
+            init.id2,
+            &init.host,
+            moved(init.time_ns),
+        );
         let mut rec = Record::default();
         while r.next_into(&mut rec).unwrap() {
             let mut vals: Vec<Value> = Vec::new();
@@ -367,7 +469,9 @@ fn skew(scenario: &str, host: &str, t0: i64, offset_ns: i64, drift_ppm: i64, dir
             vals.extend(rec.strings.iter().map(|s| Value::Str(s)));
             w.event(rec.ty, moved(rec.time_ns), &vals);
         }
-        let integrador_rastro::End::Stop { time_ns, .. } = r.end().clone() else { panic!() };
+        let integrador_rastro::End::Stop { time_ns, .. } = r.end().clone() else {
+            panic!()
+        };
         w.stop(moved(time_ns));
         let dst = dir.join(p.file_name().unwrap());
         std::fs::write(&dst, w.into_bytes()).unwrap();
@@ -380,7 +484,10 @@ fn skew(scenario: &str, host: &str, t0: i64, offset_ns: i64, drift_ppm: i64, dir
 fn timed_lines(trace: &Path) -> Vec<(i64, String)> {
     let text = std::fs::read_to_string(trace).unwrap();
     let mut v = Vec::new();
-    for line in text.lines().filter(|l| !l.starts_with('%') && !l.starts_with('#')) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('%') && !l.starts_with('#'))
+    {
         let f = fields(line);
         if matches!(f[0].as_str(), "4" | "7" | "8" | "11" | "12" | "13" | "14") {
             let (a, b) = f[1].split_once('.').unwrap();
@@ -406,8 +513,19 @@ fn a_skewed_and_drifting_host_is_restored_within_a_microsecond() {
     // prints them (ns).
     let (a, b) = (t0 - 1_000_000_000, t0 + 2_000_000_000);
     let sync = d.path().join("timesync");
-    std::fs::write(&sync, format!("node01 {a} node02 {}\nnode01 {b} node02 {}\n", local(a), local(b))).unwrap();
-    let args: Vec<String> = files.iter().map(|p| p.to_str().unwrap().to_string()).collect();
+    std::fs::write(
+        &sync,
+        format!(
+            "node01 {a} node02 {}\nnode01 {b} node02 {}\n",
+            local(a),
+            local(b)
+        ),
+    )
+    .unwrap();
+    let args: Vec<String> = files
+        .iter()
+        .map(|p| p.to_str().unwrap().to_string())
+        .collect();
 
     let skewed = d.path().join("skewed.paje");
     let mut argv: Vec<&str> = vec!["-deck"];
@@ -420,12 +538,18 @@ fn a_skewed_and_drifting_host_is_restored_within_a_microsecond() {
         .and_then(|m| m.rsplit(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap();
-    assert!(early >= 4, "the skew should put receives before sends: {err}");
+    assert!(
+        early >= 4,
+        "the skew should put receives before sends: {err}"
+    );
 
     let fixed = d.path().join("fixed.paje");
     argv.extend(["-sync", sync.to_str().unwrap()]);
     let err = run(&argv, &fixed);
-    assert!(err.contains("0 causality violation(s) beyond 1 µs"), "{err}");
+    assert!(
+        err.contains("0 causality violation(s) beyond 1 µs"),
+        "{err}"
+    );
 
     let orig = d.path().join("orig.paje");
     deck("deck-pingpong", &orig);
@@ -442,7 +566,10 @@ fn a_skewed_and_drifting_host_is_restored_within_a_microsecond() {
         assert_eq!(p.1, q.1);
         worst = worst.max((p.0 - q.0).abs());
     }
-    eprintln!("worst restored-time error: {worst} ns over {} lines", x.len());
+    eprintln!(
+        "worst restored-time error: {worst} ns over {} lines",
+        x.len()
+    );
     assert!(worst <= 1_000, "worst error {worst} ns");
 }
 
@@ -454,24 +581,51 @@ fn old_layout_files_integrate() {
     let t = 1_100_000_000_000_000_000i64;
     let mut a = Writer::new(Layout::Old, 0, 0, 0, "ice01", t);
     a.event(101, t + 1_000, &[Value::U32(0), Value::U32(500)]);
-    a.event(405, t + 5_000, &[Value::U32(1), Value::U32(64), Value::U32(0), Value::Str("mbox1")]);
+    a.event(
+        405,
+        t + 5_000,
+        &[
+            Value::U32(1),
+            Value::U32(64),
+            Value::U32(0),
+            Value::Str("mbox1"),
+        ],
+    );
     a.event(102, t + 9_000, &[]);
     a.stop(t + 9_000);
     let mut b = Writer::new(Layout::Old, 0, 1, 0, "ice02", t);
     b.event(101, t + 2_000, &[Value::U32(1), Value::U32(600)]);
     b.event(406, t + 3_000, &[Value::Str("mbox1")]);
-    b.event(407, t + 7_000, &[Value::Str("mbox1"), Value::U32(0), Value::U32(64), Value::U32(0)]);
+    b.event(
+        407,
+        t + 7_000,
+        &[
+            Value::Str("mbox1"),
+            Value::U32(0),
+            Value::U32(64),
+            Value::U32(0),
+        ],
+    );
     b.event(102, t + 8_000, &[]);
     b.stop(t + 8_000);
-    let (pa, pb) = (d.path().join("rastro-0-0.rst"), d.path().join("rastro-1-0.rst"));
+    let (pa, pb) = (
+        d.path().join("rastro-0-0.rst"),
+        d.path().join("rastro-1-0.rst"),
+    );
     std::fs::write(&pa, a.into_bytes()).unwrap();
     std::fs::write(&pb, b.into_bytes()).unwrap();
     let out = d.path().join("o.paje");
     run(&["-deck", pa.to_str().unwrap(), pb.to_str().unwrap()], &out);
     let l = links(&out);
     assert_eq!(l.len(), 1);
-    assert_eq!((l[0].from.as_str(), l[0].to.as_str()), ("500 rank 0", "600 rank 1"));
-    assert_eq!((l[0].start - t, l[0].end - t, l[0].size), (5_000, 7_000, 64));
+    assert_eq!(
+        (l[0].from.as_str(), l[0].to.as_str()),
+        ("500 rank 0", "600 rank 1")
+    );
+    assert_eq!(
+        (l[0].start - t, l[0].end - t, l[0].size),
+        (5_000, 7_000, 64)
+    );
 }
 
 /// A user map for another instrumentation: no Rust code, and the same
@@ -524,14 +678,31 @@ link_end = { link = "msg", key = ["from", "id1"], fifo = true, from = "from" }
     std::fs::write(&pa, a.into_bytes()).unwrap();
     std::fs::write(&pb, b.into_bytes()).unwrap();
     let out = d.path().join("o.paje");
-    let err = run(&["-deck", pa.to_str().unwrap(), pb.to_str().unwrap(), "--deck-map", map.to_str().unwrap()], &out);
+    let err = run(
+        &[
+            "-deck",
+            pa.to_str().unwrap(),
+            pb.to_str().unwrap(),
+            "--deck-map",
+            map.to_str().unwrap(),
+        ],
+        &out,
+    );
     let l = links(&out);
     assert_eq!(
-        l.iter().map(|l| (l.seq, l.start - t, l.end - t, l.size)).collect::<Vec<_>>(),
+        l.iter()
+            .map(|l| (l.seq, l.start - t, l.end - t, l.size))
+            .collect::<Vec<_>>(),
         [(0, 20, 35, 8), (1, 30, 45, 16)]
     );
-    assert!(err.contains("0 send(s) and 1 receive(s) unmatched"), "{err}");
-    assert!(err.contains("event ids the map does not define, ignored: 99 (1)"), "{err}");
+    assert!(
+        err.contains("0 send(s) and 1 receive(s) unmatched"),
+        "{err}"
+    );
+    assert!(
+        err.contains("event ids the map does not define, ignored: 99 (1)"),
+        "{err}"
+    );
     assert_eq!(count_events(&out, "PajeNewEvent"), 2);
     assert_eq!(count_events(&out, "PajePushState"), 1);
 }

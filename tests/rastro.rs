@@ -40,18 +40,41 @@ fn every_file_matches_expected_json() {
             assert_eq!(init.host, f["host"].as_str().unwrap(), "{ctx}");
             assert_eq!(init.id1, f["id1"].as_u64().unwrap(), "{ctx}");
             assert_eq!(init.id2, f["id2"].as_u64().unwrap(), "{ctx}");
-            assert_eq!(init.resolution, f["clock_resolution"].as_u64().unwrap(), "{ctx}");
-            assert_eq!(init.time_ns as u64, f["init_record_t_ns"].as_u64().unwrap(), "{ctx}");
-            let End::Stop { offset, time_ns, trailing } = end else {
+            assert_eq!(
+                init.resolution,
+                f["clock_resolution"].as_u64().unwrap(),
+                "{ctx}"
+            );
+            assert_eq!(
+                init.time_ns as u64,
+                f["init_record_t_ns"].as_u64().unwrap(),
+                "{ctx}"
+            );
+            let End::Stop {
+                offset,
+                time_ns,
+                trailing,
+            } = end
+            else {
                 panic!("{ctx}: no STOP: {end:?}")
             };
             assert_eq!(trailing, 0);
             let len = std::fs::metadata(&path).unwrap().len();
             assert_eq!(offset + 12, len, "{ctx}: STOP is the last record");
-            assert_eq!(time_ns as u64, f["stop_record_t_ns"].as_u64().unwrap(), "{ctx}");
+            assert_eq!(
+                time_ns as u64,
+                f["stop_record_t_ns"].as_u64().unwrap(),
+                "{ctx}"
+            );
             assert_eq!(recs.len() as u64, f["n_events"].as_u64().unwrap(), "{ctx}");
-            assert_eq!(recs.first().unwrap().time_ns as u64, f["first_event_t_ns"].as_u64().unwrap());
-            assert_eq!(recs.last().unwrap().time_ns as u64, f["last_event_t_ns"].as_u64().unwrap());
+            assert_eq!(
+                recs.first().unwrap().time_ns as u64,
+                f["first_event_t_ns"].as_u64().unwrap()
+            );
+            assert_eq!(
+                recs.last().unwrap().time_ns as u64,
+                f["last_event_t_ns"].as_u64().unwrap()
+            );
             let mut counts: BTreeMap<String, u64> = BTreeMap::new();
             for r in &recs {
                 assert!(r.ty != INIT && r.ty != STOP);
@@ -67,7 +90,12 @@ fn every_file_matches_expected_json() {
             let events = f["events"].as_array().unwrap();
             assert_eq!(events.len(), recs.len());
             for (e, r) in events.iter().zip(&recs) {
-                assert_eq!(r.time_ns as u64, e["t_ns"].as_u64().unwrap(), "{ctx} @{}", r.offset);
+                assert_eq!(
+                    r.time_ns as u64,
+                    e["t_ns"].as_u64().unwrap(),
+                    "{ctx} @{}",
+                    r.offset
+                );
                 assert_eq!(u64::from(r.ty), e["type"].as_u64().unwrap());
                 let u32s: Vec<u64> = r.u32s.iter().map(|&x| u64::from(x)).collect();
                 assert_eq!(u32s, u64s(&e["u32"]), "{ctx} @{}", r.offset);
@@ -77,7 +105,12 @@ fn every_file_matches_expected_json() {
                     .map(|a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
                     .unwrap_or_default();
                 assert_eq!(r.strings, strs, "{ctx} @{}", r.offset);
-                assert!(r.doubles.is_empty() && r.floats.is_empty() && r.u16s.is_empty() && r.u8s.is_empty());
+                assert!(
+                    r.doubles.is_empty()
+                        && r.floats.is_empty()
+                        && r.u16s.is_empty()
+                        && r.u8s.is_empty()
+                );
             }
             files_seen += 1;
         }
@@ -90,7 +123,9 @@ fn every_file_matches_expected_json() {
 #[test]
 fn every_file_matches_rastro_read_text() {
     for sc in SCENARIOS {
-        let text = std::fs::read_to_string(fixture(&format!("rastro/{sc}/rastro_read.per-file.txt"))).unwrap();
+        let text =
+            std::fs::read_to_string(fixture(&format!("rastro/{sc}/rastro_read.per-file.txt")))
+                .unwrap();
         let mut printed: Vec<(u16, String, Vec<String>)> = Vec::new();
         for line in text.lines() {
             if let Some(rest) = line.split_once(" type: ").map(|x| x.1) {

@@ -222,6 +222,23 @@ impl Keys {
     }
 }
 
+/// How a file ended, when it is worth a line in the summary.
+fn end_note(f: &Input) -> Option<String> {
+    let name = f.path.display();
+    match f.reader.end() {
+        End::Stop { trailing, .. } if *trailing > 0 => Some(format!(
+            "{name}: {trailing} byte(s) after the STOP record ignored"
+        )),
+        End::NoStop { offset } => Some(format!(
+            "{name}: no STOP record at byte {offset} (the writer did not finish); read up to there"
+        )),
+        End::Truncated { offset, what } => Some(format!(
+            "{name}: byte {offset}: {what}; read up to there"
+        )),
+        _ => None,
+    }
+}
+
 /// What pass 1 learns.
 #[derive(Default)]
 struct Scan {
@@ -288,6 +305,10 @@ impl Scan {
     }
 }
 
+/// Link types per (map link, holding container, start and end container
+/// types), then per value.
+type LinkTypeKey = (usize, Option<ContainerId>, TypeId, TypeId);
+
 /// A resolved state row, event row and container of one file.
 #[derive(Clone, Copy)]
 struct Row {
@@ -310,8 +331,8 @@ pub struct RastroSource {
     partner: HashMap<Key, usize>,
     keys: Keys,
     channels: HashMap<Key, u32>,
-    link_types: HashMap<(usize, Option<ContainerId>, TypeId, TypeId, String), (ContainerId, TypeId, ValueId)>,
-    state_values: HashMap<(TypeId, String), ValueId>,
+    link_types: HashMap<LinkTypeKey, HashMap<String, (ContainerId, TypeId, ValueId)>>,
+    state_values: HashMap<TypeId, HashMap<String, ValueId>>,
     in_flight: HashMap<Key, (i64, usize)>,
     here_seq: u64,
     messages: MessageStats,
@@ -391,7 +412,10 @@ impl RastroSource {
         let mut rows = Vec::with_capacity(walk.files.len());
         let mut state_tys: HashMap<TypeId, (TypeId, TypeId)> = HashMap::new();
         for (i, f) in walk.files.iter().enumerate() {
-            let process = rank_container.get(&f.id1).copied().unwrap_or(ContainerId::ROOT);
+            let process = rank_container
+                .get(&f.id1)
+                .copied()
+                .unwrap_or(ContainerId::ROOT);
             let pid = scan.pid.get(&f.id1).copied();
             let tid = scan.tid.get(&i).copied();
             let machine = reg.container(process).parent.unwrap_or(process);
@@ -453,6 +477,13 @@ impl RastroSource {
             notes,
             ..SourceStats::default()
         };
+        // Files without a single event ended while being opened.
+        let ends: Vec<String> = walk
+            .files
+            .iter()
+            .filter(|f| *f.reader.end() != End::Open)
+            .filter_map(end_note)
+            .collect();
         let source = RastroSource {
             map: Arc::new(map),
             walk,
@@ -473,24 +504,33 @@ impl RastroSource {
             unknown_ids: BTreeMap::new(),
             missing_fields: 0,
             empty_pops: 0,
-            ends: Vec::new(),
+            ends,
         };
         Ok(Converted::new(source, Timeline::binary(window, stats)))
     }
 
     fn state_value(&mut self, reg: &mut Registry, ty: TypeId, name: &str) -> ValueId {
-        if let Some(&v) = self.state_values.get(&(ty, name.to_string())) {
+        if let Some(&v) = self.state_values.get(&ty).and_then(|m| m.get(name)) {
             return v;
         }
         let d = self.map.values.get(name).cloned().unwrap_or_default();
         let v = reg.value_of(ty, name, &d);
-        self.state_values.insert((ty, name.to_string()), v);
+        self.state_values
+            .entry(ty)
+            .or_default()
+            .insert(name.to_string(), v);
         v
     }
 
     /// The container of one end of a link: a rank's Process, or a thread
     /// of rank `rank`.
-    fn endpoint(&self, level: Level, rank: u64, thread: Option<u64>, file: usize) -> Option<ContainerId> {
+    fn endpoint(
+        &self,
+        level: Level,
+        rank: u64,
+        thread: Option<u64>,
+        file: usize,
+    ) -> Option<ContainerId> {
         match level {
             Level::Rank => self.rank_container.get(&rank).copied(),
             Level::Thread => {
@@ -513,22 +553,38 @@ impl RastroSource {
     ) -> (ContainerId, TypeId, ValueId) {
         let anc = reg.common_ancestor(from, to);
         let (fty, tty) = (reg.container(from).ty, reg.container(to).ty);
-        let k = (link, anc, fty, tty, value.to_string());
-        if let Some(&x) = self.link_types.get(&k) {
+        let k = (link, anc, fty, tty);
+        if let Some(&x) = self.link_types.get(&k).and_then(|m| m.get(value)) {
             return x;
         }
-        let name = self.map.links.get(link).map(|l| l.name.clone()).unwrap_or_default();
+        let name = self
+            .map
+            .links
+            .get(link)
+            .map(|l| l.name.clone())
+            .unwrap_or_default();
         let ty = reg.link_type(anc.map(|c| reg.container(c).ty), fty, tty, &name);
-        let d = self.map.values.get(value).cloned().unwrap_or_else(Display::default);
+        let d = self
+            .map
+            .values
+            .get(value)
+            .cloned()
+            .unwrap_or_else(Display::default);
         let v = reg.value_of(ty, value, &d);
         let x = (anc.unwrap_or(ContainerId::ROOT), ty, v);
-        self.link_types.insert(k, x);
+        self.link_types
+            .entry(k)
+            .or_default()
+            .insert(value.to_string(), x);
         x
     }
 
     fn link_key(&mut self, reg: &mut Registry, k: Key) -> LinkKey {
         let (chan, seq) = k.split();
-        let channel = *self.channels.entry(chan).or_insert_with(|| reg.link_channel());
+        let channel = *self
+            .channels
+            .entry(chan)
+            .or_insert_with(|| reg.link_channel());
         LinkKey { channel, seq }
     }
 
@@ -555,7 +611,8 @@ impl RastroSource {
                 .get(end.link)
                 .map_or(Level::Rank, |l| l.level);
             let mut found: Vec<(Option<Key>, u64)> = Vec::new();
-            self.keys.each(end, start, rec, id1, id2, |k, p| found.push((k, p)));
+            self.keys
+                .each(end, start, rec, id1, id2, |k, p| found.push((k, p)));
             for (k, peer) in found {
                 let Some(k) = k else {
                     self.missing_fields += 1;
@@ -623,10 +680,13 @@ impl RastroSource {
                 .get(end.link)
                 .map_or(Level::Rank, |l| l.level);
             let me = self.endpoint(level, id1, None, i);
-            let other = end.partner.and_then(|e| e.eval(rec, id1, id2, 0)).and_then(|p| match level {
-                Level::Rank => self.endpoint(level, p, None, i),
-                Level::Thread => self.endpoint(level, id1, Some(p), i),
-            });
+            let other =
+                end.partner
+                    .and_then(|e| e.eval(rec, id1, id2, 0))
+                    .and_then(|p| match level {
+                        Level::Rank => self.endpoint(level, p, None, i),
+                        Level::Thread => self.endpoint(level, id1, Some(p), i),
+                    });
             let (Some(to), Some(from)) = (me, other) else {
                 self.missing_fields += 1;
                 return Ok(());
@@ -684,12 +744,21 @@ impl RastroSource {
                 };
                 let early = ts - tr;
                 if early > TOLERANCE_NS {
-                    let host = |f: usize| self.walk.files.get(f).map(|x| x.host.clone()).unwrap_or_default();
+                    let host = |f: usize| {
+                        self.walk
+                            .files
+                            .get(f)
+                            .map(|x| x.host.clone())
+                            .unwrap_or_default()
+                    };
                     let (hs, hr) = (host(fs), host(fr));
                     let desc = match (self.walk.files.get(fs), self.walk.files.get(fr)) {
                         (Some(a), Some(b)) => format!(
                             "{} {}.{} -> {}.{}",
-                            self.map.links.get(usize::from(k.link)).map_or("", |l| l.name.as_str()),
+                            self.map
+                                .links
+                                .get(usize::from(k.link))
+                                .map_or("", |l| l.name.as_str()),
                             a.id1,
                             a.id2,
                             b.id1,
@@ -697,11 +766,11 @@ impl RastroSource {
                         ),
                         _ => String::new(),
                     };
-                    let e = self
-                        .messages
-                        .violations
-                        .entry((hs, hr))
-                        .or_insert((0, 0, String::new()));
+                    let e =
+                        self.messages
+                            .violations
+                            .entry((hs, hr))
+                            .or_insert((0, 0, String::new()));
                     e.0 += 1;
                     if early > e.1 {
                         e.1 = early;
@@ -714,7 +783,15 @@ impl RastroSource {
         }
     }
 
-    fn state(&mut self, reg: &mut Registry, out: &mut Timeline, i: usize, def: &EventDef, pos: u64, time: i64) -> Result<()> {
+    fn state(
+        &mut self,
+        reg: &mut Registry,
+        out: &mut Timeline,
+        i: usize,
+        def: &EventDef,
+        pos: u64,
+        time: i64,
+    ) -> Result<()> {
         let Some(&row) = self.rows.get(i) else {
             return Ok(());
         };
@@ -722,11 +799,27 @@ impl RastroSource {
         let mut depth = row.depth;
         if let Some(v) = &def.set {
             let value = self.state_value(reg, ty, v);
-            out.push(pos, time, Op::SetState { container, ty, value })?;
+            out.push(
+                pos,
+                time,
+                Op::SetState {
+                    container,
+                    ty,
+                    value,
+                },
+            )?;
             depth = 1;
         } else if let Some(v) = &def.push {
             let value = self.state_value(reg, ty, v);
-            out.push(pos, time, Op::PushState { container, ty, value })?;
+            out.push(
+                pos,
+                time,
+                Op::PushState {
+                    container,
+                    ty,
+                    value,
+                },
+            )?;
             depth += 1;
         } else if def.pop {
             if depth == 0 {
@@ -764,32 +857,27 @@ impl RastroSource {
         let Some(f) = self.walk.files.get(i) else {
             return Ok(());
         };
-        let name = f.path.display().to_string();
+        if let Some(note) = end_note(f) {
+            self.ends.push(note);
+        }
         let (pos, raw) = match f.reader.end() {
-            End::Stop { offset, time_ns, trailing } => {
-                if *trailing > 0 {
-                    self.ends.push(format!("{name}: {trailing} byte(s) after the STOP record ignored"));
-                }
-                (*offset, *time_ns)
-            }
-            End::NoStop { offset } => {
-                self.ends.push(format!("{name}: no STOP record at byte {offset} (the writer did not finish); read up to there"));
-                (*offset, f.last_raw)
-            }
-            End::Truncated { offset, what } => {
-                self.ends.push(format!("{name}: byte {offset}: {what}; read up to there"));
-                (*offset, f.last_raw)
-            }
+            End::Stop {
+                offset, time_ns, ..
+            } => (*offset, (*time_ns).max(f.last_raw)),
+            End::NoStop { offset } | End::Truncated { offset, .. } => (*offset, f.last_raw),
             End::Open => return Ok(()),
         };
-        let time = f.clock.map(raw.max(f.last_raw));
+        let clock = f.clock;
         let Some(row) = self.rows.get_mut(i) else {
             return Ok(());
         };
         let (container, ty, depth) = (row.container, row.state_ty, row.depth);
         row.depth = 0;
-        for _ in 0..depth {
-            out.push(pos, time, Op::PopState { container, ty })?;
+        if depth > 0 {
+            let time = clock.map(raw);
+            for _ in 0..depth {
+                out.push(pos, time, Op::PopState { container, ty })?;
+            }
         }
         Ok(())
     }

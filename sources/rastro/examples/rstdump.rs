@@ -46,8 +46,16 @@ fn main() {
                         let _ = writeln!(
                             out,
                             "{} {} {} d{:?} l{:?} f{:?} i{:?} w{:?} c{:?} s{:?}",
-                            rec.offset, rec.time_ns, rec.ty, rec.doubles, rec.u64s, rec.floats,
-                            rec.u32s, rec.u16s, rec.u8s, rec.strings
+                            rec.offset,
+                            rec.time_ns,
+                            rec.ty,
+                            rec.doubles,
+                            rec.u64s,
+                            rec.floats,
+                            rec.u32s,
+                            rec.u16s,
+                            rec.u8s,
+                            rec.strings
                         );
                     }
                 }

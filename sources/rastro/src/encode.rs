@@ -50,15 +50,30 @@ pub struct Writer {
 impl Writer {
     /// A file whose INIT record says `(id1, id2, host)` at `t_ns`. The old
     /// layout always has a resolution of 1e6.
-    pub fn new(layout: Layout, resolution: u64, id1: u64, id2: u64, host: &str, t_ns: i64) -> Writer {
-        let resolution = if layout == Layout::Old { 1_000_000 } else { resolution.max(1) };
+    pub fn new(
+        layout: Layout,
+        resolution: u64,
+        id1: u64,
+        id2: u64,
+        host: &str,
+        t_ns: i64,
+    ) -> Writer {
+        let resolution = if layout == Layout::Old {
+            1_000_000
+        } else {
+            resolution.max(1)
+        };
         let mut w = Writer {
             layout,
             resolution,
             base_secs: None,
             bytes: Vec::new(),
         };
-        w.event(INIT, t_ns, &[Value::U64(id1), Value::U64(id2), Value::Str(host)]);
+        w.event(
+            INIT,
+            t_ns,
+            &[Value::U64(id1), Value::U64(id2), Value::Str(host)],
+        );
         w
     }
 
@@ -141,6 +156,12 @@ impl Writer {
     /// The bytes so far.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    /// Hands over the bytes written so far (for writing a large file in
+    /// pieces); the time base is kept.
+    pub fn drain(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.bytes)
     }
 
     /// The bytes.

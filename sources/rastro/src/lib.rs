@@ -267,12 +267,10 @@ fn nibbles(header: u32, count: u32, out: &mut Vec<FieldType>, offset: u64) -> Re
 /// The INIT record decoded from the start of a file in one layout, and its
 /// length; `Err` says why it is not one.
 fn parse_init(head: &[u8], layout: Layout) -> std::result::Result<(Init, usize), String> {
-    let u32_at = |o: usize| -> Option<u32> {
-        Some(u32::from_le_bytes(*head.get(o..)?.first_chunk::<4>()?))
-    };
-    let u64_at = |o: usize| -> Option<u64> {
-        Some(u64::from_le_bytes(*head.get(o..)?.first_chunk::<8>()?))
-    };
+    let u32_at =
+        |o: usize| -> Option<u32> { Some(u32::from_le_bytes(*head.get(o..)?.first_chunk::<4>()?)) };
+    let u64_at =
+        |o: usize| -> Option<u64> { Some(u64::from_le_bytes(*head.get(o..)?.first_chunk::<8>()?)) };
     let short = || "the file ends inside its first record".to_string();
     let header = u32_at(0).ok_or_else(short)?;
     let ty = header >> 18;
@@ -353,29 +351,34 @@ fn next_header_ok(head: &[u8], at: usize) -> bool {
 }
 
 /// Tells the layout from the first bytes of a file (fact sheet §5) and
-/// decodes the INIT record. The current layout wins when its reading is
-/// clock-like (high half of the seconds 0, resolution 1e3, 1e6 or 1e9):
-/// a later bad header is then that record's error, not a reason to read
-/// the file another way. Otherwise the layout whose INIT gives (u64, u64,
-/// string) followed by a valid header wins.
+/// decodes the INIT record. The current layout is taken when its reading
+/// is clock-like (high half of the seconds 0, resolution 1e3, 1e6 or 1e9):
+/// a bad INIT or a later bad header is then that file's error, not a
+/// reason to read it another way. Otherwise the layout whose INIT gives
+/// (u64, u64, non-empty host) followed by a valid header wins.
 pub fn detect(head: &[u8]) -> std::result::Result<(Init, usize), String> {
-    let cur = parse_init(head, Layout::Current);
-    if let Ok((init, _)) = &cur {
-        let high = head.get(8..12).is_some_and(|b| b == [0, 0, 0, 0]);
-        let clocky = [1_000, 1_000_000, 1_000_000_000].contains(&init.resolution);
-        if high && clocky {
-            return cur;
-        }
+    let u32_at = |o: usize| {
+        head.get(o..)
+            .and_then(|b| b.first_chunk::<4>())
+            .map(|b| u32::from_le_bytes(*b))
+    };
+    let res = head
+        .get(12..)
+        .and_then(|b| b.first_chunk::<8>())
+        .map(|b| u64::from_le_bytes(*b));
+    // The strongest sign: a zero high half of the seconds, then a clock
+    // resolution. Such a file is read in the current layout or not at all.
+    if u32_at(8) == Some(0) && res.is_some_and(|r| [1_000, 1_000_000, 1_000_000_000].contains(&r)) {
+        return parse_init(head, Layout::Current);
     }
-    let us_ok = head
-        .get(8..12)
-        .and_then(|b| b.first_chunk::<4>())
-        .is_some_and(|b| u32::from_le_bytes(*b) < 1_000_000);
+    let us_ok = u32_at(8).is_some_and(|us| us < 1_000_000);
     match parse_init(head, Layout::Old) {
-        Ok((init, len)) if us_ok && next_header_ok(head, len) => return Ok((init, len)),
+        Ok((init, len)) if us_ok && !init.host.is_empty() && next_header_ok(head, len) => {
+            return Ok((init, len))
+        }
         _ => {}
     }
-    match cur {
+    match parse_init(head, Layout::Current) {
         Ok((init, len)) if next_header_ok(head, len) => Ok((init, len)),
         Ok((_, len)) => Err(format!(
             "the record after INIT (byte {len}) has an invalid header in either layout"
@@ -418,7 +421,10 @@ impl<R: Read> RstReader<R> {
                     .get(4..12)
                     .and_then(|b| b.first_chunk::<8>())
                     .map_or(0, |b| u64::from_le_bytes(*b));
-                (u128::from(secs) * u128::from(init.resolution), init.resolution)
+                (
+                    u128::from(secs) * u128::from(init.resolution),
+                    init.resolution,
+                )
             }
             Layout::Old => {
                 let secs = head
@@ -455,7 +461,6 @@ impl<R: Read> RstReader<R> {
     pub fn offset(&self) -> u64 {
         self.offset
     }
-
 
     fn bytes<const N: usize>(&mut self) -> std::result::Result<[u8; N], Short> {
         let mut b = [0u8; N];

@@ -17,8 +17,21 @@ const T: i64 = 1_795_264_894_221_310_558;
 fn round_trip_current_layout_groups_values_by_type() {
     let mut w = Writer::new(Layout::Current, 1_000_000_000, 3, 1, "node04", T);
     // akypuera's PTP_SEND: called (dest, size, mark), stored mark first.
-    w.event(5000, T + 10, &[Value::U32(1), Value::U32(1024), Value::U64(7)]);
-    w.event(405, T + 20, &[Value::U32(1), Value::U32(8), Value::U32(2), Value::Str("mbox1")]);
+    w.event(
+        5000,
+        T + 10,
+        &[Value::U32(1), Value::U32(1024), Value::U64(7)],
+    );
+    w.event(
+        405,
+        T + 20,
+        &[
+            Value::U32(1),
+            Value::U32(8),
+            Value::U32(2),
+            Value::Str("mbox1"),
+        ],
+    );
     w.event(9, T + 30, &[]);
     w.stop(T + 40);
     let bytes = w.into_bytes();
@@ -29,10 +42,16 @@ fn round_trip_current_layout_groups_values_by_type() {
     assert_eq!(init.layout, Layout::Current);
     assert_eq!(recs.len(), 3);
     assert_eq!(recs[0].letters(), "lii");
-    assert_eq!((recs[0].u64s.clone(), recs[0].u32s.clone()), (vec![7], vec![1, 1024]));
+    assert_eq!(
+        (recs[0].u64s.clone(), recs[0].u32s.clone()),
+        (vec![7], vec![1, 1024])
+    );
     assert_eq!(recs[1].letters(), "iiis");
     assert_eq!(recs[1].strings, vec!["mbox1".to_string()]);
-    assert_eq!(recs.iter().map(|r| r.time_ns - T).collect::<Vec<_>>(), [10, 20, 30]);
+    assert_eq!(
+        recs.iter().map(|r| r.time_ns - T).collect::<Vec<_>>(),
+        [10, 20, 30]
+    );
     assert!(matches!(end, End::Stop { trailing: 0, .. }));
 }
 
@@ -68,7 +87,10 @@ fn old_layout_is_detected_and_keeps_microseconds() {
     w.stop(t0 + 3_700_000_001_000);
     let (init, recs, end) = read_all(w.bytes());
     assert_eq!(init.layout, Layout::Old);
-    assert_eq!((init.id1, init.host.as_str(), init.resolution), (2, "ice01", 1_000_000));
+    assert_eq!(
+        (init.id1, init.host.as_str(), init.resolution),
+        (2, "ice01", 1_000_000)
+    );
     assert_eq!(init.time_ns, t0);
     assert_eq!(recs[0].u32s, vec![2, 4242]);
     assert_eq!(recs[0].time_ns, t0 + 5_000);
@@ -96,7 +118,12 @@ fn missing_stop_and_truncation_end_the_stream_with_a_report() {
     let bytes = w.into_bytes();
     let (_, recs, end) = read_all(&bytes);
     assert_eq!(recs.len(), 2);
-    assert_eq!(end, End::NoStop { offset: bytes.len() as u64 });
+    assert_eq!(
+        end,
+        End::NoStop {
+            offset: bytes.len() as u64
+        }
+    );
     let (_, recs, end) = read_all(&bytes[..bytes.len() - 3]);
     assert_eq!(recs.len(), 1);
     assert!(matches!(end, End::Truncated { offset, .. } if offset == whole as u64));

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Decode throughput and peak memory on a generated libRastro (DECK) run,
+# and the whole run (two passes over the files merged on time, the DECK
+# map, link matching, Pajé writing). Not a test: it prints figures.
+#
+#   benches/rastro.sh [ITERATIONS] [DIR]     default 110000 (about 105 MB)
+#
+# The files are written by sources/rastro/examples/rstgen.rs: 8 DECK nodes
+# on 8 hosts, one file each, in a ring (mailbox post to the next node,
+# retrieve from the previous one, sleep), 5 records per node and round.
+# The run is repeated 10x smaller to show that memory does not grow with
+# the input.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+iters=${1:-110000}
+dir=${2:-${TMPDIR:-/tmp}}
+cargo build --release -q
+cargo build --release -q -p integrador-rastro --examples
+gen=target/release/examples/rstgen
+dump=target/release/examples/rstdump
+bin=target/release/integrador
+
+measure() { # $1 = label, $2 = count, $3 = size, $4 = time -v log
+    local wall rss
+    wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$4")
+    rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$4")
+    python3 - "$1" "$wall" "$rss" "$2" "$3" <<'PY'
+import sys
+label, wall, rss, n, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+parts = [float(p) for p in wall.split(':')]
+secs = sum(p * 60 ** i for i, p in enumerate(reversed(parts)))
+print(f"  {label}: {size/1e6:.0f} MB, {n} {'records' if label == 'decode' else 'events'}: {secs:.2f} s, {n/secs/1e6:.2f} M/s, {size/secs/1e6:.0f} MB/s, peak RSS {rss/1024:.1f} MiB")
+PY
+}
+
+run() { # $1 = directory of .rst files
+    local log n events size
+    log=$(mktemp)
+    size=$(cat "$1"/*.rst | wc -c)
+    /usr/bin/time -v "$dump" --count "$1"/*.rst > "$log.out" 2> "$log"
+    n=$(awk '{print $1}' "$log.out")
+    measure decode "$n" "$size" "$log"
+    /usr/bin/time -v "$bin" -deck "$1/*.rst" -o "$dir/bench.paje" 2> "$log"
+    events=$(grep -o 'wrote [^:]*: [0-9]* events' "$log" | awk '{print $(NF-1)}')
+    measure integrate "$events" "$size" "$log"
+    grep -E 'messages|records' "$log" | sed 's/^/    /'
+    rm -f "$log" "$log.out" "$dir/bench.paje"
+}
+
+big="$dir/bench-rst-big"
+small="$dir/bench-rst-small"
+rm -rf "$big" "$small"
+mkdir -p "$big" "$small"
+echo "generating 8 nodes x $iters rounds ..."
+"$gen" 8 "$iters" "$big"
+"$gen" 8 $(( iters / 10 )) "$small"
+echo "large:"; run "$big"
+echo "10x smaller:"; run "$small"
+rm -rf "$big" "$small"
