@@ -163,6 +163,50 @@ fn deck_messages_equal_expected_json() {
     }
 }
 
+/// akypuera's messages, paired first-in first-out per (sender, receiver)
+/// by the akypuera map: the FIFO index is the link's sequence number.
+#[test]
+fn akypuera_messages_equal_expected_json() {
+    let d = tempdir();
+    let out = d.path().join("o.paje");
+    let glob = fixtures().join("rastro/akypuera-pingpong/rastro-*.rst");
+    run(
+        &["-deck", glob.to_str().unwrap(), "--deck-map", "akypuera"],
+        &out,
+    );
+    let exp = read_json(&fixture("rastro/akypuera-pingpong/expected.json"));
+    let mine: BTreeSet<(u64, u64, u64, i64, i64, i64)> = links(&out)
+        .into_iter()
+        .map(|l| {
+            (
+                rank_of(&l.from),
+                rank_of(&l.to),
+                l.seq,
+                l.start,
+                l.end,
+                l.size,
+            )
+        })
+        .collect();
+    let want: BTreeSet<(u64, u64, u64, i64, i64, i64)> = exp["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["sender_rank"].as_u64().unwrap(),
+                m["receiver_rank"].as_u64().unwrap(),
+                m["fifo_index"].as_u64().unwrap(),
+                m["send_t_ns"].as_i64().unwrap(),
+                m["recv_t_ns"].as_i64().unwrap(),
+                m["size"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(mine, want);
+    assert_eq!(want.len(), 10);
+}
+
 #[test]
 fn mailbox_links_carry_size_and_clones_go_from_owner_to_cloner() {
     let d = tempdir();

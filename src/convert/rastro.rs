@@ -232,9 +232,9 @@ fn end_note(f: &Input) -> Option<String> {
         End::NoStop { offset } => Some(format!(
             "{name}: no STOP record at byte {offset} (the writer did not finish); read up to there"
         )),
-        End::Truncated { offset, what } => Some(format!(
-            "{name}: byte {offset}: {what}; read up to there"
-        )),
+        End::Truncated { offset, what } => {
+            Some(format!("{name}: byte {offset}: {what}; read up to there"))
+        }
         _ => None,
     }
 }

@@ -2,7 +2,7 @@
 //! functions `rastro_generate` emits), for tests, fuzz seeds and benchmark
 //! inputs. Not used to read anything.
 
-use crate::{Layout, INIT, STOP};
+use crate::{Endian, Layout, INIT, STOP};
 
 /// A value in call order; [`Writer::event`] stores them grouped by type.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,6 +42,7 @@ impl Value<'_> {
 #[derive(Debug, Clone)]
 pub struct Writer {
     layout: Layout,
+    endian: Endian,
     resolution: u64,
     base_secs: Option<u64>,
     bytes: Vec<u8>,
@@ -58,6 +59,19 @@ impl Writer {
         host: &str,
         t_ns: i64,
     ) -> Writer {
+        Writer::with_endian(Endian::Little, layout, resolution, id1, id2, host, t_ns)
+    }
+
+    /// As [`Writer::new`], for a writer of the given byte order.
+    pub fn with_endian(
+        endian: Endian,
+        layout: Layout,
+        resolution: u64,
+        id1: u64,
+        id2: u64,
+        host: &str,
+        t_ns: i64,
+    ) -> Writer {
         let resolution = if layout == Layout::Old {
             1_000_000
         } else {
@@ -65,6 +79,7 @@ impl Writer {
         };
         let mut w = Writer {
             layout,
+            endian,
             resolution,
             base_secs: None,
             bytes: Vec::new(),
@@ -103,20 +118,20 @@ impl Writer {
             header |= 0x1_0000;
         }
         let delta = sec - self.base_secs.unwrap_or(sec);
-        self.put(&header.to_le_bytes());
+        self.p32(header);
         match self.layout {
             Layout::Current => {
                 if set {
-                    self.put(&sec.to_le_bytes());
-                    self.put(&self.resolution.to_le_bytes());
+                    self.p64(sec);
+                    self.p64(self.resolution);
                 }
-                self.put(&(delta * self.resolution + precision).to_le_bytes());
+                self.p64(delta * self.resolution + precision);
             }
             Layout::Old => {
                 if set {
-                    self.put(&(sec as u32).to_le_bytes());
+                    self.p32(sec as u32);
                 }
-                self.put(&((delta * 1_000_000 + precision) as u32).to_le_bytes());
+                self.p32((delta * 1_000_000 + precision) as u32);
             }
         }
         let n = rest.chunks(7).count();
@@ -128,15 +143,18 @@ impl Writer {
             if k + 1 == n {
                 h |= 0x2000_0000;
             }
-            self.put(&h.to_le_bytes());
+            self.p32(h);
         }
         for v in &sorted {
             match *v {
-                Value::F64(x) => self.put(&x.to_le_bytes()),
-                Value::U64(x) => self.put(&x.to_le_bytes()),
-                Value::F32(x) => self.put(&x.to_le_bytes()),
-                Value::U32(x) => self.put(&x.to_le_bytes()),
-                Value::U16(x) => self.put(&x.to_le_bytes()),
+                Value::F64(x) => self.p64(x.to_bits()),
+                Value::U64(x) => self.p64(x),
+                Value::F32(x) => self.p32(x.to_bits()),
+                Value::U32(x) => self.p32(x),
+                Value::U16(x) => match self.endian {
+                    Endian::Little => self.put(&x.to_le_bytes()),
+                    Endian::Big => self.put(&x.to_be_bytes()),
+                },
                 Value::U8(x) => self.put(&[x]),
                 Value::Str(s) => {
                     self.put(s.as_bytes());
@@ -167,6 +185,20 @@ impl Writer {
     /// The bytes.
     pub fn into_bytes(self) -> Vec<u8> {
         self.bytes
+    }
+
+    fn p32(&mut self, x: u32) {
+        match self.endian {
+            Endian::Little => self.put(&x.to_le_bytes()),
+            Endian::Big => self.put(&x.to_be_bytes()),
+        }
+    }
+
+    fn p64(&mut self, x: u64) {
+        match self.endian {
+            Endian::Little => self.put(&x.to_le_bytes()),
+            Endian::Big => self.put(&x.to_be_bytes()),
+        }
     }
 
     fn put(&mut self, b: &[u8]) {

@@ -3,6 +3,9 @@
 //! time base, u64 ticks per record, since Feb 2012) and the older one (u32
 //! seconds, u32 microseconds), told apart from the INIT record.
 //!
+//! Numbers are in the writer's native byte order, told from the INIT
+//! header ([`Endian`]); in practice little-endian.
+//!
 //! A decoder only: bytes in, typed records with their byte offsets out.
 //! Records carry no process, thread or host: the file's INIT record does
 //! ([`Init`]), and what an event id means is the integrator's business
@@ -43,6 +46,50 @@ pub enum Layout {
     /// Before: u32 seconds when the time base is set, u32 microseconds
     /// since it in every record.
     Old,
+}
+
+/// Byte order of a file's numbers: the writer's native order (libRastro
+/// never swaps). x86 writers give little-endian files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endian {
+    /// Least significant byte first.
+    Little,
+    /// Most significant byte first (SPARC, POWER writers).
+    Big,
+}
+
+impl Endian {
+    fn u16(self, b: [u8; 2]) -> u16 {
+        match self {
+            Endian::Little => u16::from_le_bytes(b),
+            Endian::Big => u16::from_be_bytes(b),
+        }
+    }
+    fn u32(self, b: [u8; 4]) -> u32 {
+        match self {
+            Endian::Little => u32::from_le_bytes(b),
+            Endian::Big => u32::from_be_bytes(b),
+        }
+    }
+    fn u64(self, b: [u8; 8]) -> u64 {
+        match self {
+            Endian::Little => u64::from_le_bytes(b),
+            Endian::Big => u64::from_be_bytes(b),
+        }
+    }
+
+    /// The order in which the first word reads as an INIT header.
+    fn of_init(head: &[u8]) -> Endian {
+        match head.first_chunk::<4>() {
+            Some(b)
+                if u32::from_be_bytes(*b) >> 18 == u32::from(INIT)
+                    && u32::from_le_bytes(*b) >> 18 != u32::from(INIT) =>
+            {
+                Endian::Big
+            }
+            _ => Endian::Little,
+        }
+    }
 }
 
 /// Value types, by their type nibble.
@@ -108,6 +155,8 @@ pub struct Init {
     pub resolution: u64,
     /// The file's layout.
     pub layout: Layout,
+    /// The file's byte order.
+    pub endian: Endian,
 }
 
 /// One event record. The reader refills the same value to save
@@ -267,10 +316,11 @@ fn nibbles(header: u32, count: u32, out: &mut Vec<FieldType>, offset: u64) -> Re
 /// The INIT record decoded from the start of a file in one layout, and its
 /// length; `Err` says why it is not one.
 fn parse_init(head: &[u8], layout: Layout) -> std::result::Result<(Init, usize), String> {
+    let endian = Endian::of_init(head);
     let u32_at =
-        |o: usize| -> Option<u32> { Some(u32::from_le_bytes(*head.get(o..)?.first_chunk::<4>()?)) };
+        |o: usize| -> Option<u32> { Some(endian.u32(*head.get(o..)?.first_chunk::<4>()?)) };
     let u64_at =
-        |o: usize| -> Option<u64> { Some(u64::from_le_bytes(*head.get(o..)?.first_chunk::<8>()?)) };
+        |o: usize| -> Option<u64> { Some(endian.u64(*head.get(o..)?.first_chunk::<8>()?)) };
     let short = || "the file ends inside its first record".to_string();
     let header = u32_at(0).ok_or_else(short)?;
     let ty = header >> 18;
@@ -321,6 +371,7 @@ fn parse_init(head: &[u8], layout: Layout) -> std::result::Result<(Init, usize),
             time_ns,
             resolution,
             layout,
+            endian,
         },
         len,
     ))
@@ -346,7 +397,7 @@ fn old_time_ns(secs: u32, us: u32) -> i64 {
 fn next_header_ok(head: &[u8], at: usize) -> bool {
     match head.get(at..).and_then(|b| b.first_chunk::<4>()) {
         None => true,
-        Some(b) => nibbles(u32::from_le_bytes(*b), 4, &mut Vec::new(), 0).is_ok(),
+        Some(b) => nibbles(Endian::of_init(head).u32(*b), 4, &mut Vec::new(), 0).is_ok(),
     }
 }
 
@@ -357,15 +408,16 @@ fn next_header_ok(head: &[u8], at: usize) -> bool {
 /// reason to read it another way. Otherwise the layout whose INIT gives
 /// (u64, u64, non-empty host) followed by a valid header wins.
 pub fn detect(head: &[u8]) -> std::result::Result<(Init, usize), String> {
+    let endian = Endian::of_init(head);
     let u32_at = |o: usize| {
         head.get(o..)
             .and_then(|b| b.first_chunk::<4>())
-            .map(|b| u32::from_le_bytes(*b))
+            .map(|b| endian.u32(*b))
     };
     let res = head
         .get(12..)
         .and_then(|b| b.first_chunk::<8>())
-        .map(|b| u64::from_le_bytes(*b));
+        .map(|b| endian.u64(*b));
     // The strongest sign: a zero high half of the seconds, then a clock
     // resolution. Such a file is read in the current layout or not at all.
     if u32_at(8) == Some(0) && res.is_some_and(|r| [1_000, 1_000_000, 1_000_000_000].contains(&r)) {
@@ -420,7 +472,7 @@ impl<R: Read> RstReader<R> {
                 let secs = head
                     .get(4..12)
                     .and_then(|b| b.first_chunk::<8>())
-                    .map_or(0, |b| u64::from_le_bytes(*b));
+                    .map_or(0, |b| init.endian.u64(*b));
                 (
                     u128::from(secs) * u128::from(init.resolution),
                     init.resolution,
@@ -430,7 +482,7 @@ impl<R: Read> RstReader<R> {
                 let secs = head
                     .get(4..8)
                     .and_then(|b| b.first_chunk::<4>())
-                    .map_or(0, |b| u32::from_le_bytes(*b));
+                    .map_or(0, |b| init.endian.u32(*b));
                 (u128::from(secs) * 1_000_000, 1_000_000)
             }
         };
@@ -486,11 +538,13 @@ impl<R: Read> RstReader<R> {
     }
 
     fn u32(&mut self) -> std::result::Result<u32, Short> {
-        self.bytes::<4>().map(u32::from_le_bytes)
+        let e = self.init.endian;
+        self.bytes::<4>().map(|b| e.u32(b))
     }
 
     fn u64(&mut self) -> std::result::Result<u64, Short> {
-        self.bytes::<8>().map(u64::from_le_bytes)
+        let e = self.init.endian;
+        self.bytes::<8>().map(|b| e.u64(b))
     }
 
     fn skip_pad(&mut self) -> std::result::Result<(), Short> {
@@ -654,11 +708,11 @@ impl<R: Read> RstReader<R> {
                     rec.strings.push(s);
                 }
                 FieldType::Double => {
-                    let v = f64::from_le_bytes(self.bytes::<8>()?);
+                    let v = f64::from_bits(self.u64()?);
                     rec.doubles.push(v);
                 }
                 FieldType::Float => {
-                    let v = f32::from_le_bytes(self.bytes::<4>()?);
+                    let v = f32::from_bits(self.u32()?);
                     rec.floats.push(v);
                 }
                 FieldType::U64 => {
@@ -666,7 +720,8 @@ impl<R: Read> RstReader<R> {
                     rec.u64s.push(v);
                 }
                 FieldType::U16 => {
-                    let v = u16::from_le_bytes(self.bytes::<2>()?);
+                    let e = self.init.endian;
+                    let v = e.u16(self.bytes::<2>()?);
                     rec.u16s.push(v);
                 }
                 FieldType::U8 => {

@@ -184,3 +184,52 @@ proptest::proptest! {
         while let Ok(true) = r.next_into(&mut rec) {}
     }
 }
+
+#[test]
+fn big_endian_files_read_like_little_endian_ones() {
+    for layout in [Layout::Current, Layout::Old] {
+        let t = if layout == Layout::Old {
+            1_100_000_000_123_456_000
+        } else {
+            T
+        };
+        let mk = |e: Endian| {
+            let mut w = Writer::with_endian(e, layout, 1_000_000_000, 7, 2, "sparc01", t);
+            w.event(
+                405,
+                t + 5_000,
+                &[
+                    Value::U32(1),
+                    Value::U32(8),
+                    Value::U32(2),
+                    Value::Str("mb"),
+                ],
+            );
+            w.event(
+                9,
+                t + 6_000,
+                &[
+                    Value::F64(2.5),
+                    Value::U16(513),
+                    Value::U64(1 << 40),
+                    Value::F32(1.5),
+                ],
+            );
+            w.stop(t + 9_000);
+            w.into_bytes()
+        };
+        let (le, be) = (mk(Endian::Little), mk(Endian::Big));
+        assert_ne!(le, be);
+        let (il, rl, _) = read_all(&le);
+        let (ib, rb, end) = read_all(&be);
+        assert_eq!((il.endian, ib.endian), (Endian::Little, Endian::Big));
+        assert_eq!(
+            (ib.id1, ib.id2, ib.host.as_str(), ib.layout),
+            (7, 2, "sparc01", layout)
+        );
+        assert_eq!(rl, rb);
+        assert_eq!(rb[1].doubles, vec![2.5]);
+        assert_eq!(rb[1].u16s, vec![513]);
+        assert!(matches!(end, End::Stop { .. }));
+    }
+}
