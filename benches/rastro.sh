@@ -3,7 +3,7 @@
 # and the whole run (two passes over the files merged on time, the DECK
 # map, link matching, Pajé writing). Not a test: it prints figures.
 #
-#   benches/rastro.sh [ITERATIONS] [DIR]     default 110000 (about 105 MB)
+#   benches/rastro.sh [ITERATIONS] [DIR]     default 125000 (about 108 MB)
 #
 # The files are written by sources/rastro/examples/rstgen.rs: 8 DECK nodes
 # on 8 hosts, one file each, in a ring (mailbox post to the next node,
@@ -12,7 +12,7 @@
 # the input.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-iters=${1:-110000}
+iters=${1:-125000}
 dir=${2:-${TMPDIR:-/tmp}}
 cargo build --release -q
 cargo build --release -q -p integrador-rastro --examples
@@ -43,7 +43,7 @@ run() { # $1 = directory of .rst files
     /usr/bin/time -v "$bin" -deck "$1/*.rst" -o "$dir/bench.paje" 2> "$log"
     events=$(grep -o 'wrote [^:]*: [0-9]* events' "$log" | awk '{print $(NF-1)}')
     measure integrate "$events" "$size" "$log"
-    grep -E 'messages|records' "$log" | sed 's/^/    /'
+    grep -E "messages \(|records," "$log" | sed "s/^/    /"
     rm -f "$log" "$log.out" "$dir/bench.paje"
 }
 

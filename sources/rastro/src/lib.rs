@@ -439,16 +439,253 @@ pub fn detect(head: &[u8]) -> std::result::Result<(Init, usize), String> {
     }
 }
 
+/// Where a record's bytes come from: the buffered stream, or (the fast
+/// path) a slice of its buffer that may hold the whole record.
+trait Src {
+    /// Offset of the next byte in the file.
+    fn offset(&self) -> u64;
+    fn bytes<const N: usize>(&mut self) -> std::result::Result<[u8; N], Short>;
+    /// Appends a NUL-terminated string to `out`, then skips its padding.
+    fn string_into(&mut self, out: &mut String) -> std::result::Result<(), Short>;
+
+    fn pad(&mut self) -> std::result::Result<(), Short> {
+        let pad = (4 - (self.offset() % 4)) % 4;
+        for _ in 0..pad {
+            self.bytes::<1>()?;
+        }
+        Ok(())
+    }
+}
+
+fn long_string(start: u64) -> Short {
+    Short::Err(Error {
+        offset: start,
+        kind: ErrorKind::Layout(format!(
+            "string without terminator within {MAX_STRING} bytes"
+        )),
+    })
+}
+
+/// A slice of the stream's buffer starting at file offset `base`.
+struct Slice<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    base: u64,
+}
+
+impl Src for Slice<'_> {
+    fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    fn bytes<const N: usize>(&mut self) -> std::result::Result<[u8; N], Short> {
+        let b = self
+            .buf
+            .get(self.pos..)
+            .and_then(|r| r.first_chunk::<N>())
+            .ok_or(Short::Eof)?;
+        self.pos += N;
+        Ok(*b)
+    }
+
+    fn string_into(&mut self, out: &mut String) -> std::result::Result<(), Short> {
+        let start = self.offset();
+        let rest = self.buf.get(self.pos..).unwrap_or_default();
+        let window = rest.get(..MAX_STRING + 1).unwrap_or(rest);
+        let Some(nul) = window.iter().position(|&b| b == 0) else {
+            return Err(if window.len() > MAX_STRING {
+                long_string(start)
+            } else {
+                Short::Eof
+            });
+        };
+        out.push_str(&String::from_utf8_lossy(
+            window.get(..nul).unwrap_or_default(),
+        ));
+        self.pos += nul + 1;
+        self.pad()
+    }
+}
+
+/// The buffered stream itself, for records that straddle its buffer.
+struct Stream<'a, B: BufRead> {
+    src: &'a mut B,
+    offset: &'a mut u64,
+    scratch: &'a mut Vec<u8>,
+}
+
+impl<B: BufRead> Stream<'_, B> {
+    fn fill(&mut self) -> std::result::Result<&[u8], Short> {
+        let offset = *self.offset;
+        self.src.fill_buf().map_err(|e| {
+            Short::Err(Error {
+                offset,
+                kind: e.into(),
+            })
+        })
+    }
+}
+
+impl<B: BufRead> Src for Stream<'_, B> {
+    fn offset(&self) -> u64 {
+        *self.offset
+    }
+
+    fn bytes<const N: usize>(&mut self) -> std::result::Result<[u8; N], Short> {
+        let mut b = [0u8; N];
+        let mut got = 0;
+        while got < N {
+            let avail = self.fill()?;
+            if avail.is_empty() {
+                return Err(Short::Eof);
+            }
+            let n = avail.len().min(N - got);
+            if let (Some(dst), Some(src)) = (b.get_mut(got..got + n), avail.get(..n)) {
+                dst.copy_from_slice(src);
+            }
+            self.src.consume(n);
+            got += n;
+            *self.offset += n as u64;
+        }
+        Ok(b)
+    }
+
+    fn string_into(&mut self, out: &mut String) -> std::result::Result<(), Short> {
+        let start = *self.offset;
+        self.scratch.clear();
+        loop {
+            let offset = *self.offset;
+            let avail = self.src.fill_buf().map_err(|e| {
+                Short::Err(Error {
+                    offset,
+                    kind: e.into(),
+                })
+            })?;
+            if avail.is_empty() {
+                return Err(Short::Eof);
+            }
+            let (take, done) = match avail.iter().position(|&b| b == 0) {
+                Some(i) => (i, true),
+                None => (avail.len(), false),
+            };
+            let piece = avail.get(..take).unwrap_or_default();
+            self.scratch.extend_from_slice(piece);
+            let used = take + usize::from(done);
+            self.src.consume(used);
+            *self.offset += used as u64;
+            if self.scratch.len() > MAX_STRING {
+                return Err(long_string(start));
+            }
+            if done {
+                break;
+            }
+        }
+        out.push_str(&String::from_utf8_lossy(self.scratch));
+        self.pad()
+    }
+}
+
+/// The time base a file's records are relative to.
+struct Clock {
+    /// Ticks of the current time base (seconds × resolution).
+    base: u128,
+    resolution: u64,
+}
+
+/// Decodes one record from `src` into `rec`.
+fn parse<S: Src>(
+    src: &mut S,
+    init: &Init,
+    clock: &mut Clock,
+    pool: &mut Vec<String>,
+    rec: &mut Record,
+) -> std::result::Result<(), Short> {
+    let e = init.endian;
+    let start = src.offset();
+    pool.append(&mut rec.strings);
+    rec.clear();
+    rec.offset = start;
+    let header = e.u32(src.bytes()?);
+    rec.ty = (header >> 18) as u16;
+    let ticks: u128 = match init.layout {
+        Layout::Current => {
+            if header & TIME_SET != 0 {
+                let secs = e.u64(src.bytes()?);
+                let res = e.u64(src.bytes()?);
+                if res == 0 {
+                    return Err(Short::Err(Error {
+                        offset: start,
+                        kind: ErrorKind::Layout("clock resolution 0".into()),
+                    }));
+                }
+                clock.resolution = res;
+                clock.base = u128::from(secs) * u128::from(res);
+            }
+            u128::from(e.u64(src.bytes()?))
+        }
+        Layout::Old => {
+            if header & TIME_SET != 0 {
+                clock.base = u128::from(e.u32(src.bytes()?)) * 1_000_000;
+            }
+            u128::from(e.u32(src.bytes()?))
+        }
+    };
+    let ns = (clock.base + ticks)
+        .checked_mul(1_000_000_000)
+        .map(|x| x / u128::from(clock.resolution))
+        .and_then(|x| i64::try_from(x).ok());
+    let Some(ns) = ns else {
+        return Err(Short::Err(Error {
+            offset: start,
+            kind: ErrorKind::Layout("time out of range".into()),
+        }));
+    };
+    rec.time_ns = ns;
+    nibbles(header, 4, &mut rec.fields, start)?;
+    let mut last = header & LAST_FIRST != 0;
+    while !last {
+        let at = src.offset();
+        let h = e.u32(src.bytes()?);
+        if h & 0xd000_0000 != 0 {
+            return Err(Short::Err(Error {
+                offset: at,
+                kind: ErrorKind::Layout(format!(
+                    "continuation header {h:#010x} has bits outside the last flag and 7 type codes"
+                )),
+            }));
+        }
+        nibbles(h & 0x0fff_ffff, 7, &mut rec.fields, at)?;
+        last = h & LAST_CONT != 0;
+    }
+    for i in 0..rec.fields.len() {
+        let Some(&f) = rec.fields.get(i) else { break };
+        match f {
+            FieldType::String => {
+                let mut s = pool.pop().unwrap_or_default();
+                s.clear();
+                src.string_into(&mut s)?;
+                rec.strings.push(s);
+            }
+            FieldType::Double => rec.doubles.push(f64::from_bits(e.u64(src.bytes()?))),
+            FieldType::Float => rec.floats.push(f32::from_bits(e.u32(src.bytes()?))),
+            FieldType::U64 => rec.u64s.push(e.u64(src.bytes()?)),
+            FieldType::U16 => rec.u16s.push(e.u16(src.bytes()?)),
+            FieldType::U8 => rec.u8s.extend_from_slice(&src.bytes::<1>()?),
+            FieldType::U32 => rec.u32s.push(e.u32(src.bytes()?)),
+        }
+    }
+    src.pad()
+}
+
 /// Reads one `.rst` file record by record.
 pub struct RstReader<R: Read> {
     src: BufReader<std::io::Chain<std::io::Cursor<Vec<u8>>, R>>,
     offset: u64,
     init: Init,
-    /// Ticks of the current time base (seconds × resolution).
-    base: u128,
-    resolution: u64,
+    clock: Clock,
     end: End,
     scratch: Vec<u8>,
+    pool: Vec<String>,
 }
 
 impl<R: Read> RstReader<R> {
@@ -466,24 +703,27 @@ impl<R: Read> RstReader<R> {
             offset: 0,
             kind: ErrorKind::NotRastro(m),
         })?;
-        let (base, resolution) = match init.layout {
+        let clock = match init.layout {
             // Recomputed from the INIT bytes: the base is in ticks.
             Layout::Current => {
                 let secs = head
                     .get(4..12)
                     .and_then(|b| b.first_chunk::<8>())
                     .map_or(0, |b| init.endian.u64(*b));
-                (
-                    u128::from(secs) * u128::from(init.resolution),
-                    init.resolution,
-                )
+                Clock {
+                    base: u128::from(secs) * u128::from(init.resolution),
+                    resolution: init.resolution,
+                }
             }
             Layout::Old => {
                 let secs = head
                     .get(4..8)
                     .and_then(|b| b.first_chunk::<4>())
                     .map_or(0, |b| init.endian.u32(*b));
-                (u128::from(secs) * 1_000_000, 1_000_000)
+                Clock {
+                    base: u128::from(secs) * 1_000_000,
+                    resolution: 1_000_000,
+                }
             }
         };
         let mut cursor = std::io::Cursor::new(head);
@@ -492,10 +732,10 @@ impl<R: Read> RstReader<R> {
             src: BufReader::with_capacity(1 << 16, cursor.chain(inner)),
             offset: len as u64,
             init,
-            base,
-            resolution,
+            clock,
             end: End::Open,
             scratch: Vec::new(),
+            pool: Vec::new(),
         })
     }
 
@@ -514,82 +754,40 @@ impl<R: Read> RstReader<R> {
         self.offset
     }
 
-    fn bytes<const N: usize>(&mut self) -> std::result::Result<[u8; N], Short> {
-        let mut b = [0u8; N];
-        let mut got = 0;
-        while got < N {
-            let offset = self.offset;
-            let avail = self.src.fill_buf().map_err(|e| Error {
-                offset,
+    /// One record: from the buffer when it holds the whole record (the
+    /// common case), else from the stream, which refills as it goes.
+    fn record(&mut self, rec: &mut Record) -> std::result::Result<(), Short> {
+        let start = self.offset;
+        let avail = self.src.fill_buf().map_err(|e| {
+            Short::Err(Error {
+                offset: start,
                 kind: e.into(),
-            })?;
-            if avail.is_empty() {
-                return Err(Short::Eof);
+            })
+        })?;
+        let mut fast = Slice {
+            buf: avail,
+            pos: 0,
+            base: start,
+        };
+        match parse(&mut fast, &self.init, &mut self.clock, &mut self.pool, rec) {
+            Ok(()) => {
+                let n = fast.pos;
+                self.src.consume(n);
+                self.offset += n as u64;
+                return Ok(());
             }
-            let n = avail.len().min(N - got);
-            if let (Some(dst), Some(src)) = (b.get_mut(got..got + n), avail.get(..n)) {
-                dst.copy_from_slice(src);
-            }
-            self.src.consume(n);
-            got += n;
-            self.offset += n as u64;
+            Err(Short::Err(e)) => return Err(Short::Err(e)),
+            // The record goes past the buffer: read it again from the
+            // stream (nothing was consumed; the time base it may have
+            // set is set again the same way).
+            Err(Short::Eof) => {}
         }
-        Ok(b)
-    }
-
-    fn u32(&mut self) -> std::result::Result<u32, Short> {
-        let e = self.init.endian;
-        self.bytes::<4>().map(|b| e.u32(b))
-    }
-
-    fn u64(&mut self) -> std::result::Result<u64, Short> {
-        let e = self.init.endian;
-        self.bytes::<8>().map(|b| e.u64(b))
-    }
-
-    fn skip_pad(&mut self) -> std::result::Result<(), Short> {
-        let pad = (4 - (self.offset % 4)) % 4;
-        for _ in 0..pad {
-            self.bytes::<1>()?;
-        }
-        Ok(())
-    }
-
-    fn string(&mut self, start: u64) -> std::result::Result<String, Short> {
-        self.scratch.clear();
-        loop {
-            let offset = self.offset;
-            let avail = self.src.fill_buf().map_err(|e| Error {
-                offset,
-                kind: e.into(),
-            })?;
-            if avail.is_empty() {
-                return Err(Short::Eof);
-            }
-            let (take, done) = match avail.iter().position(|&b| b == 0) {
-                Some(i) => (i, true),
-                None => (avail.len(), false),
-            };
-            self.scratch
-                .extend_from_slice(avail.get(..take).unwrap_or_default());
-            let used = take + usize::from(done);
-            self.src.consume(used);
-            self.offset += used as u64;
-            if self.scratch.len() > MAX_STRING {
-                return Err(Short::Err(Error {
-                    offset: start,
-                    kind: ErrorKind::Layout(format!(
-                        "string without terminator within {MAX_STRING} bytes"
-                    )),
-                }));
-            }
-            if done {
-                break;
-            }
-        }
-        let s = String::from_utf8_lossy(&self.scratch).into_owned();
-        self.skip_pad()?;
-        Ok(s)
+        let mut slow = Stream {
+            src: &mut self.src,
+            offset: &mut self.offset,
+            scratch: &mut self.scratch,
+        };
+        parse(&mut slow, &self.init, &mut self.clock, &mut self.pool, rec)
     }
 
     /// Reads the next event record into `rec`; `Ok(false)` at the end
@@ -599,7 +797,7 @@ impl<R: Read> RstReader<R> {
             return Ok(false);
         }
         let start = self.offset;
-        match self.record(rec, start) {
+        match self.record(rec) {
             Ok(()) => {}
             Err(Short::Err(e)) => return Err(e),
             Err(Short::Eof) => {
@@ -641,100 +839,6 @@ impl<R: Read> RstReader<R> {
             );
         }
         Ok(true)
-    }
-
-    fn record(&mut self, rec: &mut Record, start: u64) -> std::result::Result<(), Short> {
-        rec.clear();
-        rec.offset = start;
-        let header = self.u32()?;
-        rec.ty = (header >> 18) as u16;
-        let ticks: u128 = match self.init.layout {
-            Layout::Current => {
-                if header & TIME_SET != 0 {
-                    let secs = self.u64()?;
-                    let res = self.u64()?;
-                    if res == 0 {
-                        return Err(Short::Err(Error {
-                            offset: start,
-                            kind: ErrorKind::Layout("clock resolution 0".into()),
-                        }));
-                    }
-                    self.resolution = res;
-                    self.base = u128::from(secs) * u128::from(res);
-                }
-                u128::from(self.u64()?)
-            }
-            Layout::Old => {
-                if header & TIME_SET != 0 {
-                    self.base = u128::from(self.u32()?) * 1_000_000;
-                }
-                u128::from(self.u32()?)
-            }
-        };
-        let total = self.base + ticks;
-        let ns = total
-            .checked_mul(1_000_000_000)
-            .map(|x| x / u128::from(self.resolution))
-            .and_then(|x| i64::try_from(x).ok());
-        let Some(ns) = ns else {
-            return Err(Short::Err(Error {
-                offset: start,
-                kind: ErrorKind::Layout("time out of range".into()),
-            }));
-        };
-        rec.time_ns = ns;
-        nibbles(header, 4, &mut rec.fields, start)?;
-        let mut last = header & LAST_FIRST != 0;
-        while !last {
-            let at = self.offset;
-            let h = self.u32()?;
-            if h & 0xd000_0000 != 0 {
-                return Err(Short::Err(Error {
-                    offset: at,
-                    kind: ErrorKind::Layout(format!(
-                        "continuation header {h:#010x} has bits outside the last flag and 7 type codes"
-                    )),
-                }));
-            }
-            nibbles(h & 0x0fff_ffff, 7, &mut rec.fields, at)?;
-            last = h & LAST_CONT != 0;
-        }
-        for i in 0..rec.fields.len() {
-            let Some(&f) = rec.fields.get(i) else { break };
-            match f {
-                FieldType::String => {
-                    let at = self.offset;
-                    let s = self.string(at)?;
-                    rec.strings.push(s);
-                }
-                FieldType::Double => {
-                    let v = f64::from_bits(self.u64()?);
-                    rec.doubles.push(v);
-                }
-                FieldType::Float => {
-                    let v = f32::from_bits(self.u32()?);
-                    rec.floats.push(v);
-                }
-                FieldType::U64 => {
-                    let v = self.u64()?;
-                    rec.u64s.push(v);
-                }
-                FieldType::U16 => {
-                    let e = self.init.endian;
-                    let v = e.u16(self.bytes::<2>()?);
-                    rec.u16s.push(v);
-                }
-                FieldType::U8 => {
-                    let v = self.bytes::<1>()?;
-                    rec.u8s.extend_from_slice(&v);
-                }
-                FieldType::U32 => {
-                    let v = self.u32()?;
-                    rec.u32s.push(v);
-                }
-            }
-        }
-        self.skip_pad()
     }
 }
 

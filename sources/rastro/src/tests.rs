@@ -233,3 +233,47 @@ fn big_endian_files_read_like_little_endian_ones() {
         assert!(matches!(end, End::Stop { .. }));
     }
 }
+
+/// A reader that hands out at most `n` bytes per call, so records
+/// straddle the buffer and take the stream path.
+struct Trickle<'a> {
+    data: &'a [u8],
+    n: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.n.min(buf.len()).min(self.data.len());
+        buf[..k].copy_from_slice(&self.data[..k]);
+        self.data = &self.data[k..];
+        Ok(k)
+    }
+}
+
+#[test]
+fn records_straddling_the_buffer_decode_the_same() {
+    let mut w = Writer::new(Layout::Current, 1_000_000_000, 1, 2, "h", T);
+    for i in 0..20_000u32 {
+        let name = "m".repeat((i % 23) as usize);
+        w.event(
+            405,
+            T + i64::from(i) * 100,
+            &[Value::U32(i), Value::Str(&name), Value::U64(u64::from(i) << 33), Value::U8(i as u8)],
+        );
+    }
+    w.stop(T + 3_000_000);
+    let bytes = w.into_bytes();
+    assert!(bytes.len() > 3 << 16);
+    let (_, whole, end_a) = read_all(&bytes);
+    for n in [1, 7, 4093, 65_537] {
+        let mut r = RstReader::new(Trickle { data: &bytes, n }).unwrap();
+        let mut rec = Record::default();
+        let mut k = 0;
+        while r.next_into(&mut rec).unwrap() {
+            assert_eq!(rec, whole[k], "chunk {n}, record {k}");
+            k += 1;
+        }
+        assert_eq!(k, 20_000);
+        assert_eq!(r.end(), &end_a);
+    }
+}
