@@ -20,18 +20,7 @@ gen=target/release/examples/rstgen
 dump=target/release/examples/rstdump
 bin=target/release/integrador
 
-measure() { # $1 = label, $2 = count, $3 = size, $4 = time -v log
-    local wall rss
-    wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$4")
-    rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$4")
-    python3 - "$1" "$wall" "$rss" "$2" "$3" <<'PY'
-import sys
-label, wall, rss, n, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-parts = [float(p) for p in wall.split(':')]
-secs = sum(p * 60 ** i for i, p in enumerate(reversed(parts)))
-print(f"  {label}: {size/1e6:.0f} MB, {n} {'records' if label == 'decode' else 'events'}: {secs:.2f} s, {n/secs/1e6:.2f} M/s, {size/secs/1e6:.0f} MB/s, peak RSS {rss/1024:.1f} MiB")
-PY
-}
+. benches/measure.sh
 
 run() { # $1 = directory of .rst files
     local log n events size

@@ -208,6 +208,18 @@ impl Registry {
             .and_then(|i| self.level_types.get(i).copied())
     }
 
+    /// The container type of a role a source cannot do without; `what`
+    /// names the source in the usage error.
+    pub fn required_level(&self, role: Role, what: &str) -> crate::error::Result<TypeId> {
+        self.level_type(role).ok_or_else(|| {
+            crate::error::Error::usage(format!(
+                "{what} need a container type with role `{}` in the hierarchy ({})",
+                role.as_str(),
+                self.hierarchy.origin
+            ))
+        })
+    }
+
     fn push_type(&mut self, def: TypeDef) -> TypeId {
         let id = TypeId(self.types.len() as u32);
         self.types.push(def);

@@ -53,6 +53,7 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
         );
         let more = match s.more_files {
             0 => String::new(),
+            1 => " (+1 file)".to_string(),
             n => format!(" (+{n} files)"),
         };
         write!(

@@ -117,6 +117,36 @@ fn rank_of(container: &str) -> u64 {
     container.rsplit(' ').next().unwrap().parse().unwrap()
 }
 
+/// (sender rank, receiver rank, seq, send ns, receive ns) of the links of
+/// type `ty` (all with `None`).
+type Msg = (u64, u64, u64, i64, i64);
+
+fn link_set(trace: &Path, ty: Option<&str>) -> BTreeSet<Msg> {
+    links(trace)
+        .into_iter()
+        .filter(|l| ty.is_none_or(|t| l.ty == t))
+        .map(|l| (rank_of(&l.from), rank_of(&l.to), l.seq, l.start, l.end))
+        .collect()
+}
+
+/// The same of `expected.json`'s messages, numbered by `seq_field`.
+fn expected_messages(exp: &serde_json::Value, seq_field: &str) -> BTreeSet<Msg> {
+    exp["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["sender_rank"].as_u64().unwrap(),
+                m["receiver_rank"].as_u64().unwrap(),
+                m[seq_field].as_u64().unwrap(),
+                m["send_t_ns"].as_i64().unwrap(),
+                m["recv_t_ns"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 fn run(args: &[&str], out: &Path) -> String {
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["-o", out.to_str().unwrap()]);
@@ -139,25 +169,8 @@ fn deck_messages_equal_expected_json() {
         let out = d.path().join("o.paje");
         deck(sc, &out);
         let exp = read_json(&fixture(&format!("rastro/{sc}/expected.json")));
-        let mine: BTreeSet<(u64, u64, u64, i64, i64)> = links(&out)
-            .into_iter()
-            .filter(|l| l.ty == "DECK message")
-            .map(|l| (rank_of(&l.from), rank_of(&l.to), l.seq, l.start, l.end))
-            .collect();
-        let want: BTreeSet<(u64, u64, u64, i64, i64)> = exp["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| {
-                (
-                    m["sender_rank"].as_u64().unwrap(),
-                    m["receiver_rank"].as_u64().unwrap(),
-                    m["seq"].as_u64().unwrap(),
-                    m["send_t_ns"].as_i64().unwrap(),
-                    m["recv_t_ns"].as_i64().unwrap(),
-                )
-            })
-            .collect();
+        let mine = link_set(&out, Some("DECK message"));
+        let want = expected_messages(&exp, "seq");
         assert_eq!(mine, want, "{sc}");
         assert_eq!(want.len(), if sc == "deck-pingpong" { 8 } else { 4 });
     }
@@ -175,34 +188,10 @@ fn akypuera_messages_equal_expected_json() {
         &out,
     );
     let exp = read_json(&fixture("rastro/akypuera-pingpong/expected.json"));
-    let mine: BTreeSet<(u64, u64, u64, i64, i64, i64)> = links(&out)
-        .into_iter()
-        .map(|l| {
-            (
-                rank_of(&l.from),
-                rank_of(&l.to),
-                l.seq,
-                l.start,
-                l.end,
-                l.size,
-            )
-        })
-        .collect();
-    let want: BTreeSet<(u64, u64, u64, i64, i64, i64)> = exp["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["sender_rank"].as_u64().unwrap(),
-                m["receiver_rank"].as_u64().unwrap(),
-                m["fifo_index"].as_u64().unwrap(),
-                m["send_t_ns"].as_i64().unwrap(),
-                m["recv_t_ns"].as_i64().unwrap(),
-                m["size"].as_i64().unwrap(),
-            )
-        })
-        .collect();
+    let mine = link_set(&out, None);
+    let want = expected_messages(&exp, "fifo_index");
+    let sizes: BTreeSet<i64> = links(&out).iter().map(|l| l.size).collect();
+    assert_eq!(sizes, BTreeSet::from([1024]));
     assert_eq!(mine, want);
     assert_eq!(want.len(), 10);
 }

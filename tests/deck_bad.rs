@@ -10,7 +10,7 @@ mod common;
 
 use common::*;
 use integrador_rastro::{Record, RstReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn corpus() -> PathBuf {
     root().join("tests/corpus/rastro")
@@ -27,6 +27,18 @@ fn valid() -> (Vec<u8>, Vec<(usize, u16)>) {
         at.push((rec.offset as usize, rec.ty));
     }
     (bytes, at)
+}
+
+/// Runs `-deck FILE -o TRACE`: the status and stderr.
+fn deck(file: &Path, trace: &Path) -> (std::process::Output, String) {
+    let o = integrador(&[
+        "-deck",
+        file.to_str().unwrap(),
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    (o, err)
 }
 
 fn header_at(v: &[u8], at: usize) -> u32 {
@@ -123,13 +135,7 @@ fn broken_files_fail_with_their_byte_offset() {
             .unwrap_or_else(|_| panic!("{name} missing: INTEGRADOR_REGEN_CORPUS=1"));
         assert_eq!(on_disk, bytes, "{name} is stale: INTEGRADOR_REGEN_CORPUS=1");
         let trace = out.path().join("x.paje");
-        let o = integrador(&[
-            "-deck",
-            path.to_str().unwrap(),
-            "-o",
-            trace.to_str().unwrap(),
-        ]);
-        let err = stderr(&o);
+        let (o, err) = deck(&path, &trace);
         assert_eq!(o.status.code(), Some(1), "{name}: {err}");
         assert_eq!(err.lines().count(), 1, "{name}: one line: {err}");
         assert!(
@@ -169,13 +175,7 @@ fn files_cut_short_are_read_up_to_the_cut_and_reported() {
         let path = d.path().join(name);
         std::fs::write(&path, bytes).unwrap();
         let trace = d.path().join("x.paje");
-        let o = integrador(&[
-            "-deck",
-            path.to_str().unwrap(),
-            "-o",
-            trace.to_str().unwrap(),
-        ]);
-        let err = stderr(&o);
+        let (o, err) = deck(&path, &trace);
         assert!(o.status.success(), "{name}: {err}");
         assert!(
             err.contains(name) && err.contains(&want),
@@ -199,13 +199,7 @@ fn time_going_back_beyond_the_window_names_the_record() {
     let path = d.path().join("back.rst");
     std::fs::write(&path, x).unwrap();
     let trace = d.path().join("x.paje");
-    let o = integrador(&[
-        "-deck",
-        path.to_str().unwrap(),
-        "-o",
-        trace.to_str().unwrap(),
-    ]);
-    let err = stderr(&o);
+    let (o, err) = deck(&path, &trace);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
         err.contains(&format!("back.rst: byte {r}: time goes back by")),

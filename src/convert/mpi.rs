@@ -407,13 +407,8 @@ impl MpiSource {
         reg: &mut Registry,
         clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
     ) -> Result<Converted<MpiSource>> {
-        let Some(process_ty) = reg.level_type(Role::Process) else {
-            return Err(Error::usage(format!(
-                "{}: MPI traces need a container type with role `process` in the hierarchy ({})",
-                path.display(),
-                reg.hierarchy.origin
-            )));
-        };
+        let process_ty =
+            reg.required_level(Role::Process, &format!("{}: MPI traces", path.display()))?;
         let mut reader = Reader::open(path)?;
         let scan = Scan::run(&mut reader, path)?;
         let nodes = setup.nodes.map(read_nodes).transpose()?;

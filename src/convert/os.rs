@@ -46,13 +46,7 @@ impl OsSource {
         let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
         let reader = OsReader::new(BufReader::with_capacity(1 << 16, file))
             .map_err(|e| Error::in_file(path, e))?;
-        if reg.level_type(Role::Process).is_none() {
-            return Err(Error::usage(format!(
-                "{}: kernel traces need a container type with role `process` in the hierarchy ({})",
-                path.display(),
-                reg.hierarchy.origin
-            )));
-        }
+        reg.required_level(Role::Process, &format!("{}: kernel traces", path.display()))?;
         let host = host_of(path, reader.header().host.as_deref());
         if host.is_empty() {
             return Err(Error::in_file(

@@ -305,6 +305,42 @@ impl Scan {
     }
 }
 
+/// A link being written: both its ends are known.
+struct Drawn {
+    container: ContainerId,
+    ty: TypeId,
+    value: ValueId,
+    from: ContainerId,
+    to: ContainerId,
+    key: LinkKey,
+    size: i64,
+}
+
+impl Drawn {
+    fn op(&self, start: bool) -> Op {
+        let (container, ty, value, key) = (self.container, self.ty, self.value, self.key);
+        if start {
+            Op::StartLink {
+                container,
+                ty,
+                value,
+                from: self.from,
+                key,
+                size: self.size,
+                tag: 0,
+            }
+        } else {
+            Op::EndLink {
+                container,
+                ty,
+                value,
+                to: self.to,
+                key,
+            }
+        }
+    }
+}
+
 /// Link types per (map link, holding container, start and end container
 /// types), then per value.
 type LinkTypeKey = (usize, Option<ContainerId>, TypeId, TypeId);
@@ -352,12 +388,7 @@ impl RastroSource {
         reg: &mut Registry,
         clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
     ) -> Result<Converted<RastroSource>> {
-        let Some(process_ty) = reg.level_type(Role::Process) else {
-            return Err(Error::usage(format!(
-                "libRastro traces need a container type with role `process` in the hierarchy ({})",
-                reg.hierarchy.origin
-            )));
-        };
+        let process_ty = reg.required_level(Role::Process, "libRastro traces")?;
         let thread_ty = reg.level_type(Role::Thread);
         let mut clocks: HashMap<String, ClockMap> = HashMap::new();
         let mut placed = |host: &str| -> ClockMap {
@@ -543,6 +574,19 @@ impl RastroSource {
         }
     }
 
+    fn level(&self, link: usize) -> Level {
+        self.map.links.get(link).map_or(Level::Rank, |l| l.level)
+    }
+
+    /// The other end named by a map's `to`/`from` value: a rank, or a
+    /// thread index of this file's rank.
+    fn partner_endpoint(&self, level: Level, p: u64, id1: u64, file: usize) -> Option<ContainerId> {
+        match level {
+            Level::Rank => self.endpoint(level, p, None, file),
+            Level::Thread => self.endpoint(level, id1, Some(p), file),
+        }
+    }
+
     fn link_type(
         &mut self,
         reg: &mut Registry,
@@ -605,11 +649,7 @@ impl RastroSource {
         let pos = rec.offset;
         for (end, start) in [(&def.link_start, true), (&def.link_end, false)] {
             let Some(end) = end else { continue };
-            let level = self
-                .map
-                .links
-                .get(end.link)
-                .map_or(Level::Rank, |l| l.level);
+            let level = self.level(end.link);
             let mut found: Vec<(Option<Key>, u64)> = Vec::new();
             self.keys
                 .each(end, start, rec, id1, id2, |k, p| found.push((k, p)));
@@ -628,11 +668,9 @@ impl RastroSource {
                 }
                 let me = self.endpoint(level, id1, None, i);
                 let other = match end.partner {
-                    Some(e) => match (level, e.eval(rec, id1, id2, peer)) {
-                        (Level::Rank, Some(r)) => self.endpoint(level, r, None, i),
-                        (Level::Thread, Some(t)) => self.endpoint(level, id1, Some(t), i),
-                        _ => None,
-                    },
+                    Some(e) => e
+                        .eval(rec, id1, id2, peer)
+                        .and_then(|p| self.partner_endpoint(level, p, id1, i)),
                     None => self
                         .partner
                         .get(&k)
@@ -647,46 +685,29 @@ impl RastroSource {
                 let (container, ty, value) = self.link_type(reg, end.link, from, to, &end.value);
                 let key = self.link_key(reg, k);
                 self.causality(k, start, time, i);
-                let op = if start {
-                    let size = end
-                        .size
-                        .and_then(|e| e.eval(rec, id1, id2, peer))
-                        .map_or(0, |s| s as i64);
-                    Op::StartLink {
-                        container,
-                        ty,
-                        value,
-                        from,
-                        key,
-                        size,
-                        tag: 0,
-                    }
-                } else {
-                    Op::EndLink {
-                        container,
-                        ty,
-                        value,
-                        to,
-                        key,
-                    }
+                let size = end
+                    .size
+                    .and_then(|e| e.eval(rec, id1, id2, peer))
+                    .map_or(0, |s| s as i64);
+                let link = Drawn {
+                    container,
+                    ty,
+                    value,
+                    from,
+                    to,
+                    key,
+                    size,
                 };
-                out.push(pos, time, op)?;
+                out.push(pos, time, link.op(start))?;
             }
         }
         if let Some(end) = &def.link_here {
-            let level = self
-                .map
-                .links
-                .get(end.link)
-                .map_or(Level::Rank, |l| l.level);
+            let level = self.level(end.link);
             let me = self.endpoint(level, id1, None, i);
-            let other =
-                end.partner
-                    .and_then(|e| e.eval(rec, id1, id2, 0))
-                    .and_then(|p| match level {
-                        Level::Rank => self.endpoint(level, p, None, i),
-                        Level::Thread => self.endpoint(level, id1, Some(p), i),
-                    });
+            let other = end
+                .partner
+                .and_then(|e| e.eval(rec, id1, id2, 0))
+                .and_then(|p| self.partner_endpoint(level, p, id1, i));
             let (Some(to), Some(from)) = (me, other) else {
                 self.missing_fields += 1;
                 return Ok(());
@@ -699,30 +720,17 @@ impl RastroSource {
             };
             self.here_seq += 1;
             let key = self.link_key(reg, k);
-            out.push(
-                pos,
-                time,
-                Op::StartLink {
-                    container,
-                    ty,
-                    value,
-                    from,
-                    key,
-                    size: 0,
-                    tag: 0,
-                },
-            )?;
-            out.push(
-                pos,
-                time,
-                Op::EndLink {
-                    container,
-                    ty,
-                    value,
-                    to,
-                    key,
-                },
-            )?;
+            let link = Drawn {
+                container,
+                ty,
+                value,
+                from,
+                to,
+                key,
+                size: 0,
+            };
+            out.push(pos, time, link.op(true))?;
+            out.push(pos, time, link.op(false))?;
             self.messages.matched += 1;
         }
         Ok(())
@@ -754,7 +762,7 @@ impl RastroSource {
                     let (hs, hr) = (host(fs), host(fr));
                     let desc = match (self.walk.files.get(fs), self.walk.files.get(fr)) {
                         (Some(a), Some(b)) => format!(
-                            "{} {}.{} -> {}.{}",
+                            "{} {}.{} -> {}.{} (rank.thread)",
                             self.map
                                 .links
                                 .get(usize::from(k.link))

@@ -258,7 +258,12 @@ fn records_straddling_the_buffer_decode_the_same() {
         w.event(
             405,
             T + i64::from(i) * 100,
-            &[Value::U32(i), Value::Str(&name), Value::U64(u64::from(i) << 33), Value::U8(i as u8)],
+            &[
+                Value::U32(i),
+                Value::Str(&name),
+                Value::U64(u64::from(i) << 33),
+                Value::U8(i as u8),
+            ],
         );
     }
     w.stop(T + 3_000_000);
