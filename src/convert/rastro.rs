@@ -703,7 +703,9 @@ impl RastroSource {
         }
         if let Some(end) = &def.link_here {
             let level = self.level(end.link);
-            let me = self.endpoint(level, id1, None, i);
+            // Both ends are known here, so the link ends at this very
+            // thread, whatever the link's level says of the other end.
+            let me = self.rows.get(i).map(|r| r.container);
             let other = end
                 .partner
                 .and_then(|e| e.eval(rec, id1, id2, 0))
