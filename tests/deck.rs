@@ -739,3 +739,14 @@ link_end = { link = "msg", key = ["from", "id1"], fifo = true, from = "from" }
     assert_eq!(count_events(&out, "PajeNewEvent"), 2);
     assert_eq!(count_events(&out, "PajePushState"), 1);
 }
+
+/// The same files give the same bytes (files are merged on time, ties by
+/// file order, then record order).
+#[test]
+fn output_is_deterministic() {
+    let d = tempdir();
+    let (a, b) = (d.path().join("a.paje"), d.path().join("b.paje"));
+    deck("deck-threads", &a);
+    deck("deck-threads", &b);
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+}

@@ -180,18 +180,19 @@ impl Keys {
         id2: u64,
         mut f: impl FnMut(Option<Key>, u64),
     ) {
-        let peers: Vec<u64> = match end.each {
-            None => vec![0],
+        // Peers 0..n but the file's own rank with `each`; one pass without.
+        let (n, skip) = match end.each {
+            None => (1, None),
             Some(e) => match e.eval(rec, id1, id2, 0) {
                 // A communicator larger than this bound is corruption.
-                Some(n) if n <= 1 << 20 => (0..n).filter(|&p| p != id1).collect(),
+                Some(n) if n <= 1 << 20 => (n, Some(id1)),
                 _ => {
                     f(None, 0);
                     return;
                 }
             },
         };
-        for peer in peers {
+        for peer in (0..n).filter(|&p| Some(p) != skip) {
             let mut k = Key {
                 link: end.link as u16,
                 len: 0,
@@ -370,6 +371,8 @@ pub struct RastroSource {
     link_types: HashMap<LinkTypeKey, HashMap<String, (ContainerId, TypeId, ValueId)>>,
     state_values: HashMap<TypeId, HashMap<String, ValueId>>,
     in_flight: HashMap<Key, (i64, usize)>,
+    /// The link ends of the record being converted (kept for its capacity).
+    found: Vec<(Option<Key>, u64)>,
     here_seq: u64,
     messages: MessageStats,
     unknown_ids: BTreeMap<u16, u64>,
@@ -530,6 +533,7 @@ impl RastroSource {
             link_types: HashMap::new(),
             state_values: HashMap::new(),
             in_flight: HashMap::new(),
+            found: Vec::new(),
             here_seq: 0,
             messages: MessageStats::default(),
             unknown_ids: BTreeMap::new(),
@@ -650,10 +654,11 @@ impl RastroSource {
         for (end, start) in [(&def.link_start, true), (&def.link_end, false)] {
             let Some(end) = end else { continue };
             let level = self.level(end.link);
-            let mut found: Vec<(Option<Key>, u64)> = Vec::new();
+            let mut found = std::mem::take(&mut self.found);
+            found.clear();
             self.keys
                 .each(end, start, rec, id1, id2, |k, p| found.push((k, p)));
-            for (k, peer) in found {
+            for &(k, peer) in &found {
                 let Some(k) = k else {
                     self.missing_fields += 1;
                     continue;
@@ -700,6 +705,7 @@ impl RastroSource {
                 };
                 out.push(pos, time, link.op(start))?;
             }
+            self.found = found;
         }
         if let Some(end) = &def.link_here {
             let level = self.level(end.link);
