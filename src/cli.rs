@@ -58,7 +58,7 @@ left), 2 usage problem (including sources this build does not read yet).";
 ///
 /// Reads cluster monitors (Ganglia), kernel scheduler traces, MPI traces
 /// (MPE CLOG2 and CLOG), libRastro traces (DECK, akypuera, any
-/// instrumentation with an event map) and, in later versions, PCP data;
+/// instrumentation with an event map) and PCP archives (v2, v3, xz, zstd);
 /// corrects every time
 /// to one reference clock (Maillet–Tron, from a rastro_timesync file);
 /// unifies the hosts and processes of all inputs as a hierarchy file says;
@@ -192,6 +192,10 @@ pub struct Config {
     pub deck: Vec<PathBuf>,
     /// Event map file, or the name of a built-in map.
     pub deck_map: Option<PathBuf>,
+    /// PCP archive arguments, globs expanded.
+    pub pcp: Vec<PathBuf>,
+    /// Keep counters raw.
+    pub pcp_raw: bool,
     /// MPI nodes file.
     pub mpinodes: Option<PathBuf>,
     /// Wall-clock start (ns) of MPI runs without an anchor.
@@ -250,9 +254,6 @@ impl Cli {
                 "{what} is not supported yet by this build of integrador"
             ))
         };
-        if !self.pcp.is_empty() || self.pcp_raw {
-            return Err(unsupported("-pcp (Performance Co-Pilot archives)"));
-        }
         if self.boot_epoch.is_some() {
             return Err(unsupported(
                 "--boot-epoch (boot-relative ftrace/perf traces)",
@@ -281,9 +282,20 @@ impl Cli {
         let ganglia = expand(&self.ganglia)?;
         let mpi = expand(&self.mpi)?;
         let deck = expand(&self.deck)?;
-        if os.is_empty() && ganglia.is_empty() && mpi.is_empty() && deck.is_empty() {
+        let pcp = expand(&self.pcp)?;
+        if os.is_empty()
+            && ganglia.is_empty()
+            && mpi.is_empty()
+            && deck.is_empty()
+            && pcp.is_empty()
+        {
             return Err(Error::usage(
-                "no input: give at least one of -ganglia, -os, -mpi or -deck (see --help)",
+                "no input: give at least one of -ganglia, -pcp, -os, -mpi or -deck (see --help)",
+            ));
+        }
+        if pcp.is_empty() && self.pcp_raw {
+            return Err(Error::usage(
+                "--pcp-raw describes PCP archives: give them with -pcp",
             ));
         }
         if deck.is_empty() && self.deck_map.is_some() {
@@ -310,6 +322,8 @@ impl Cli {
             mpi,
             deck,
             deck_map: self.deck_map.clone(),
+            pcp,
+            pcp_raw: self.pcp_raw,
             mpinodes: self.mpinodes.clone(),
             mpi_start,
             ganglia_collector: self.ganglia_collector.clone(),
@@ -452,7 +466,8 @@ mod tests {
 
     #[test]
     fn unsupported_sources_are_usage_errors() {
-        let cli = Cli::try_parse_from(["integrador", "--pcp", "a.0", "-o", "x"]).unwrap();
+        let cli = Cli::try_parse_from(["integrador", "--boot-epoch", "1", "--os", "a", "-o", "x"])
+            .unwrap();
         let e = cli.resolve().unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(e.message.contains("not supported yet"), "{e}");

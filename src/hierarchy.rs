@@ -124,6 +124,27 @@ pub struct DeckConfig {
     pub values: HashMap<String, Display>,
 }
 
+/// The `[pcp]` section (PCP archives).
+#[derive(Debug, Clone, Default)]
+pub struct PcpConfig {
+    /// Keep pmlogger's and pmcd's own metrics (`pmcd.*`, domain 2).
+    pub pmcd: bool,
+    /// Metric name patterns to keep (empty = all).
+    pub include: Vec<glob::Pattern>,
+    /// Metric name patterns to leave out (after `include`).
+    pub exclude: Vec<glob::Pattern>,
+    /// Display name and color per metric name.
+    pub metrics: HashMap<String, Display>,
+}
+
+impl PcpConfig {
+    /// Whether metric `name` is selected.
+    pub fn selects(&self, name: &str) -> bool {
+        (self.include.is_empty() || self.include.iter().any(|p| p.matches(name)))
+            && !self.exclude.iter().any(|p| p.matches(name))
+    }
+}
+
 /// A loaded, validated hierarchy.
 #[derive(Debug, Clone)]
 pub struct Hierarchy {
@@ -149,6 +170,8 @@ pub struct Hierarchy {
     pub mpi: MpiConfig,
     /// libRastro settings.
     pub deck: DeckConfig,
+    /// PCP settings.
+    pub pcp: PcpConfig,
     /// Non-fatal remarks (sections of sources not built yet).
     pub warnings: Vec<String>,
 }
@@ -203,7 +226,8 @@ struct RawFile {
     deck: RawDeck,
     #[serde(default)]
     mpi: RawMpi,
-    pcp: Option<Spanned<toml::Table>>,
+    #[serde(default)]
+    pcp: RawPcp,
 }
 
 #[derive(Deserialize)]
@@ -295,6 +319,20 @@ struct RawMpi {
     start: Option<Spanned<toml::Value>>,
     #[serde(default)]
     states: BTreeMap<String, RawDisplay>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawPcp {
+    level: Option<Spanned<String>>,
+    #[serde(default)]
+    pmcd: bool,
+    #[serde(default)]
+    include: Vec<Spanned<String>>,
+    #[serde(default)]
+    exclude: Vec<Spanned<String>>,
+    #[serde(default)]
+    metrics: BTreeMap<String, RawDisplay>,
 }
 
 #[derive(Deserialize, Default)]
@@ -460,6 +498,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
     check_level(&raw.os.level, Role::Process, "os")?;
     check_level(&raw.mpi.level, Role::Process, "mpi")?;
     check_level(&raw.deck.level, Role::Thread, "deck")?;
+    check_level(&raw.pcp.level, Role::Machine, "pcp")?;
 
     // Host identity: a name in two alias lists is ambiguous.
     let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -645,7 +684,6 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
         start,
     };
 
-    let mut warnings = Vec::new();
     let mut deck_values = HashMap::new();
     for (m, d) in &raw.deck.values {
         deck_values.insert(m.clone(), display(d)?);
@@ -661,14 +699,26 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
         values: deck_values,
     };
 
-    for (name, section) in [("pcp", &raw.pcp)] {
-        if let Some(s) = section {
-            warnings.push(format!(
-                "{origin}: line {}: section [{name}] is for a source this build cannot read yet; it is kept for later and has no effect",
-                line_of(s.span().start)
-            ));
-        }
+    let patterns = |list: &[Spanned<String>]| -> Result<Vec<glob::Pattern>> {
+        list.iter()
+            .map(|p| {
+                glob::Pattern::new(p.get_ref())
+                    .map_err(|e| at(p.span().start, format!("pattern `{}`: {e}", p.get_ref())))
+            })
+            .collect()
+    };
+    let mut pcp_metrics = HashMap::new();
+    for (m, d) in &raw.pcp.metrics {
+        pcp_metrics.insert(m.clone(), display(d)?);
     }
+    let pcp = PcpConfig {
+        pmcd: raw.pcp.pmcd,
+        include: patterns(&raw.pcp.include)?,
+        exclude: patterns(&raw.pcp.exclude)?,
+        metrics: pcp_metrics,
+    };
+    // Remarks on sections of sources not built yet (none at present).
+    let warnings = Vec::<String>::new();
 
     Ok(Hierarchy {
         origin: origin.to_string(),
@@ -685,6 +735,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
         os,
         mpi,
         deck,
+        pcp,
         warnings,
     })
 }
@@ -781,14 +832,31 @@ mod tests {
     }
 
     #[test]
-    fn sections_of_future_sources_load_with_a_warning() {
-        let h = parse(&format!("{BASE}[pcp]\nanything = 1\n"), "h.toml").unwrap();
-        assert_eq!(h.warnings.len(), 1);
+    fn pcp_section_selects_and_renames_metrics() {
+        let h = parse(
+            &format!(
+                "{BASE}[pcp]\nlevel = \"Machine\"\ninclude = [\"kernel.*\", \"mem.util.*\"]\nexclude = [\"kernel.all.pswitch\"]\n[pcp.metrics.\"kernel.all.load\"]\nname = \"load\"\n"
+            ),
+            "h.toml",
+        )
+        .unwrap();
+        assert!(h.warnings.is_empty());
+        assert!(h.pcp.selects("kernel.all.load") && h.pcp.selects("mem.util.free"));
         assert!(
-            h.warnings[0].contains("line 9: section [pcp]"),
-            "{:?}",
-            h.warnings
+            !h.pcp.selects("kernel.all.pswitch") && !h.pcp.selects("network.interface.in.bytes")
         );
+        assert_eq!(
+            h.pcp.metrics["kernel.all.load"].name.as_deref(),
+            Some("load")
+        );
+        assert!(!h.pcp.pmcd);
+        let e = parse(&format!("{BASE}[pcp]\nanything = 1\n"), "h.toml").unwrap_err();
+        assert!(
+            e.to_string().contains("line 10: unknown field `anything`"),
+            "{e}"
+        );
+        let e = parse(&format!("{BASE}[pcp]\ninclude = [\"[\"]\n"), "h.toml").unwrap_err();
+        assert!(e.to_string().contains("line 10: pattern `[`"), "{e}");
     }
 
     #[test]

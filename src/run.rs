@@ -10,7 +10,7 @@ use crate::cli::{Config, Output};
 use crate::clock::{ClockMap, SyncFit, SyncTable};
 use crate::convert::{
     ganglia::TracedSetup, ganglia::TracedSource, mpi::MpiSetup, mpi::MpiSource, os::OsSource,
-    rastro::RastroSource,
+    pcp::PcpSource, rastro::RastroSource,
 };
 use crate::error::{Error, Result};
 use crate::hierarchy::Hierarchy;
@@ -197,6 +197,27 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
             &reg,
             &mut clock_of,
         )?));
+    }
+
+    let (archives, ignored) = crate::convert::pcp::archives(&cfg.pcp)?;
+    for a in archives {
+        sources.push(Box::new(PcpSource::open(
+            a,
+            cfg.pcp_raw,
+            cfg.reorder_window,
+            &mut reg,
+            &mut clock_of,
+        )?));
+    }
+    if !ignored.is_empty() {
+        reg.warnings.push(format!(
+            "-pcp: {} file(s) that belong to no archive left out (e.g. {})",
+            ignored.len(),
+            ignored
+                .first()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        ));
     }
 
     let mut merge = Merge::new(sources, &mut reg)?;

@@ -251,9 +251,9 @@ fn unsupported_sources_exit_2() {
     let g = write(d.path(), "g.traced", "1795264448 cpu_user node01 1.5\n");
     fails(
         d.path(),
-        &["-ganglia", &g, "-pcp", "pcp/x"],
+        &["-ganglia", &g, "--pcp-raw"],
         2,
-        &["-pcp", "not supported yet"],
+        &["--pcp-raw", "-pcp"],
     );
     fails(
         d.path(),

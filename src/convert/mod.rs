@@ -5,4 +5,5 @@
 pub mod ganglia;
 pub mod mpi;
 pub mod os;
+pub mod pcp;
 pub mod rastro;

@@ -349,11 +349,14 @@ fn parse(b: &[u8], version: u8) -> std::result::Result<MetaRecord, String> {
     }
 }
 
+/// Instance → name.
+type InstanceSet = std::collections::BTreeMap<i32, String>;
+
 /// Instance names over time: per instance domain, the instance set from
 /// each record's time on (deltas applied to the set before them).
 #[derive(Debug, Clone, Default)]
 pub struct IndomHistory {
-    sets: std::collections::HashMap<u32, Vec<(Stamp, std::collections::BTreeMap<i32, String>)>>,
+    sets: std::collections::HashMap<u32, Vec<(Stamp, InstanceSet)>>,
 }
 
 impl IndomHistory {
