@@ -45,6 +45,9 @@ Examples:
   # Other libRastro instrumentation (akypuera's MPI tracer): another event map
   integrador -deck 'rastro-*.rst' --deck-map akypuera -o aky.paje
 
+  # Ganglia and the PCP archives pmlogger wrote on each machine
+  integrador -ganglia g.traced -pcp 'pcp/*' -hierarchy hierarchies/ganglia+pcp.toml -o cluster.paje
+
   # Two administrative domains, each with its own monitor
   integrador -hierarchy hierarchies/grid.toml -ganglia domain-a.traced domain-b.traced -o grid.paje
 

@@ -182,6 +182,13 @@ fn labels_and_descriptors_equal_expected_json() {
             i64::from(l.start.nsec),
             el["start"]["nsec"].as_i64().unwrap()
         );
+        // The label's end is the last record's time.
+        let last = rows.iter().map(|r| r.0).max().unwrap();
+        assert_eq!(
+            last,
+            parse_epoch_ns(el["end"]["epoch"].as_str().unwrap().as_bytes()).unwrap(),
+            "{arg}"
+        );
         let marks = rows.iter().filter(|r| r.2 == "<mark>").count();
         assert_eq!(
             marks,

@@ -322,3 +322,33 @@ fn ganglia_and_pcp_of_one_host_share_its_machine() {
         assert_eq!(machines, 3, "node01, node02, node03: one Machine each");
     }
 }
+
+/// `[pcp] pmcd = true` keeps pmlogger's own metrics; `include` narrows.
+#[test]
+fn the_hierarchy_keeps_pmcd_metrics_and_selects() {
+    let d = tempdir();
+    let h = d.path().join("h.toml");
+    std::fs::write(
+        &h,
+        "[[container]]\nname = \"Machine\"\nrole = \"machine\"\n[pcp]\npmcd = true\ninclude = [\"pmcd.*\", \"mem.*\"]\n",
+    )
+    .unwrap();
+    let out = d.path().join("o.paje");
+    run(
+        &[
+            "-hierarchy",
+            h.to_str().unwrap(),
+            "-pcp",
+            fixture(&format!("{V2}.0")).to_str().unwrap(),
+        ],
+        &out,
+    );
+    let names: Vec<String> = variables(&out).into_keys().map(|(n, _)| n).collect();
+    assert!(names.contains(&"pmcd.pid".to_string()), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("pmcd.") || n.starts_with("mem.")),
+        "{names:?}"
+    );
+}
