@@ -23,28 +23,6 @@ struct Link {
     size: i64,
 }
 
-/// Pajé fields, with double quotes grouping words.
-fn fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ' ' if !quoted => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            _ => cur.push(c),
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
 /// Reads the links of one of our traces (ids of `paje::writer`), with
 /// container names instead of aliases.
 fn links(trace: &Path) -> Vec<Link> {
@@ -67,7 +45,7 @@ fn links(trace: &Path) -> Vec<Link> {
         if line.starts_with('%') || line.starts_with('#') {
             continue;
         }
-        let f = fields(line);
+        let f = paje_fields(line);
         match f[0].as_str() {
             "4" => {
                 names.insert(f[5].clone(), f[4].clone());
@@ -521,7 +499,7 @@ fn timed_lines(trace: &Path) -> Vec<(i64, String)> {
         .lines()
         .filter(|l| !l.starts_with('%') && !l.starts_with('#'))
     {
-        let f = fields(line);
+        let f = paje_fields(line);
         if matches!(f[0].as_str(), "4" | "7" | "8" | "11" | "12" | "13" | "14") {
             let (a, b) = f[1].split_once('.').unwrap();
             let t = a.parse::<i64>().unwrap() * 1_000_000_000 + b.parse::<i64>().unwrap();

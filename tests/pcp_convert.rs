@@ -22,7 +22,7 @@ fn variables(trace: &Path) -> BTreeMap<(String, String), Vec<(i64, f64)>> {
         if line.starts_with('%') || line.starts_with('#') {
             continue;
         }
-        let f = fields(line);
+        let f = paje_fields(line);
         match f[0].as_str() {
             "4" => {
                 names.insert(f[5].clone(), f[4].clone());
@@ -40,27 +40,6 @@ fn variables(trace: &Path) -> BTreeMap<(String, String), Vec<(i64, f64)>> {
             }
             _ => {}
         }
-    }
-    out
-}
-
-fn fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ' ' if !quoted => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            _ => cur.push(c),
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
     }
     out
 }

@@ -124,6 +124,25 @@ pub struct MetaReader<R> {
     truncated: Option<u64>,
 }
 
+/// Frames `r` and reads its label, whose volume number must pass `vol_ok`
+/// (`want` says what it should be).
+pub(crate) fn open<R: Read>(
+    r: R,
+    vol_ok: impl Fn(i32) -> bool,
+    want: &str,
+) -> Result<(Framed<R>, Label, Vec<u8>)> {
+    let mut framed = Framed::new(r);
+    let mut buf = Vec::new();
+    let label = read_label(&mut framed, &mut buf)?;
+    if !vol_ok(label.vol) {
+        return Err(Error {
+            offset: 0,
+            kind: ErrorKind::NotArchive(format!("label volume {}: {want}", label.vol)),
+        });
+    }
+    Ok((framed, label, buf))
+}
+
 /// Reads a file's label record.
 pub(crate) fn read_label<R: Read>(framed: &mut Framed<R>, buf: &mut Vec<u8>) -> Result<Label> {
     let not = |m: String| Error {
@@ -144,18 +163,7 @@ pub(crate) fn read_label<R: Read>(framed: &mut Framed<R>, buf: &mut Vec<u8>) -> 
 impl<R: Read> MetaReader<R> {
     /// Reads the label; fails unless it is an archive's `.meta` label.
     pub fn new(r: R) -> Result<MetaReader<R>> {
-        let mut framed = Framed::new(r);
-        let mut buf = Vec::new();
-        let label = read_label(&mut framed, &mut buf)?;
-        if label.vol != -1 {
-            return Err(Error {
-                offset: 0,
-                kind: ErrorKind::NotArchive(format!(
-                    "label volume {}, a .meta file has -1",
-                    label.vol
-                )),
-            });
-        }
+        let (framed, label, buf) = open(r, |v| v == -1, "a .meta file has -1")?;
         Ok(MetaReader {
             framed,
             label,

@@ -1,8 +1,7 @@
 //! Data volumes: one pmResult per record.
 
 use crate::frame::{Framed, Next};
-use crate::meta::read_label;
-use crate::{be32, be64, stamp, stamp_len, Error, ErrorKind, Label, Result, Stamp};
+use crate::{be32, be64, stamp, stamp_len, Error, Label, Result, Stamp};
 use std::io::Read;
 
 /// One value as stored.
@@ -59,18 +58,8 @@ pub struct VolumeReader<R> {
 impl<R: Read> VolumeReader<R> {
     /// Reads the label; fails unless it is a data volume's.
     pub fn new(r: R) -> Result<VolumeReader<R>> {
-        let mut framed = Framed::new(r);
-        let mut buf = Vec::new();
-        let label = read_label(&mut framed, &mut buf)?;
-        if label.vol < 0 {
-            return Err(Error {
-                offset: 0,
-                kind: ErrorKind::NotArchive(format!(
-                    "label volume {}: not a data volume",
-                    label.vol
-                )),
-            });
-        }
+        let (framed, label, buf) =
+            crate::meta::open(r, |v| v >= 0, "a data volume has its number, 0 or more")?;
         Ok(VolumeReader {
             framed,
             label,
