@@ -962,8 +962,8 @@ fn unmatched_messages_and_crossed_states_are_reported() {
     }
 }
 
-/// The shipped MPI hierarchies load (their [pcp] part with a warning until
-/// PCP lands) and integrate the scenario.
+/// The shipped MPI hierarchies integrate the scenario: MPE log, kernel
+/// trace, Ganglia and the pmlogger archive of the same machine.
 #[test]
 fn shipped_mpi_hierarchies_integrate_the_scenario() {
     let dir = fixture("scenarios/pingpong-localhost");
@@ -979,6 +979,8 @@ fn shipped_mpi_hierarchies_integrate_the_scenario() {
             p("mpi.nodes"),
             "-hierarchy".into(),
             hierarchy.to_str().unwrap().into(),
+            "-pcp".into(),
+            p("pcp/vm.0"),
             "-o".into(),
             trace.to_str().unwrap().into(),
         ];
@@ -993,11 +995,9 @@ fn shipped_mpi_hierarchies_integrate_the_scenario() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = integrador(&args);
         assert!(o.status.success(), "{h}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains("section [pcp] is for a source this build cannot read yet"),
-            "{h}: {}",
-            stderr(&o)
-        );
+        let err = stderr(&o);
+        assert!(err.contains("archive v2 of host vm"), "{h}: {err}");
+        assert!(!err.contains("unified with"), "one Machine vm: {err}");
         assert_valid(&trace);
         assert_eq!(count_events(&trace, "PajeStartLink"), 200, "{h}");
     }
