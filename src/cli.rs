@@ -199,6 +199,8 @@ pub struct Config {
     pub pcp: Vec<PathBuf>,
     /// Keep counters raw.
     pub pcp_raw: bool,
+    /// Ganglia format forced by `--ganglia-format` (else detected).
+    pub ganglia_format: Option<integrador_ganglia::Format>,
     /// MPI nodes file.
     pub mpinodes: Option<PathBuf>,
     /// Wall-clock start (ns) of MPI runs without an anchor.
@@ -269,13 +271,6 @@ impl Cli {
                     .map_or(String::new(), |v| v.get_name().to_string())
             )));
         }
-        if let Some(f) = self.ganglia_format.filter(|f| *f != GangliaFormat::Traced) {
-            return Err(unsupported(&format!(
-                "--ganglia-format {}",
-                f.to_possible_value()
-                    .map_or(String::new(), |v| v.get_name().to_string())
-            )));
-        }
         let output = match self.output.as_deref() {
             Some("-") => Output::Stdout,
             Some(p) => Output::File(PathBuf::from(p)),
@@ -327,6 +322,11 @@ impl Cli {
             deck_map: self.deck_map.clone(),
             pcp,
             pcp_raw: self.pcp_raw,
+            ganglia_format: self.ganglia_format.map(|f| match f {
+                GangliaFormat::Traced => integrador_ganglia::Format::Traced,
+                GangliaFormat::Xml => integrador_ganglia::Format::Xml,
+                GangliaFormat::Rrd => integrador_ganglia::Format::RrdDump,
+            }),
             mpinodes: self.mpinodes.clone(),
             mpi_start,
             ganglia_collector: self.ganglia_collector.clone(),

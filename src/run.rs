@@ -9,8 +9,9 @@
 use crate::cli::{Config, Output};
 use crate::clock::{ClockMap, SyncFit, SyncTable};
 use crate::convert::{
-    ganglia::TracedSetup, ganglia::TracedSource, mpi::MpiSetup, mpi::MpiSource, os::OsSource,
-    pcp::PcpSource, rastro::RastroSource,
+    ganglia::RrdSource, ganglia::Setup, ganglia::TracedSetup, ganglia::TracedSource,
+    ganglia::XmlSource, mpi::MpiSetup, mpi::MpiSource, os::OsSource, pcp::PcpSource,
+    rastro::RastroSource,
 };
 use crate::error::{Error, Result};
 use crate::hierarchy::Hierarchy;
@@ -84,6 +85,27 @@ fn head(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// A file whose detected format this build cannot read yet (exit 2).
+/// The reorder window of a series of Ganglia XML snapshots: gmond's
+/// largest standard TMAX (boottime, cpu_num: 1200 s).
+const XML_WINDOW_NS: i64 = 1_200_000_000_000;
+
+/// The files under `dir`, recursively, in name order.
+fn files_below(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| Error::in_file(dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files_below(&p, out)?;
+        } else if p.extension().is_some_and(|x| x == "xml" || x == "traced") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
 fn not_yet(path: &Path, what: &str, force: &str) -> Error {
     Error::usage(format!(
         "{}: looks like {what}, which is not supported yet by this build (use {force} to force the supported format)",
@@ -164,35 +186,75 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
             &mut clock_of,
         )?));
     }
+    // Directories hold snapshot series or gmetad's tree of RRD dumps.
+    let mut ganglia_files = Vec::new();
     for path in &cfg.ganglia {
-        let format = integrador_ganglia::detect(&head(path)?);
-        if format != integrador_ganglia::Format::Traced {
-            return Err(not_yet(
-                path,
-                &format!("Ganglia {format:?}"),
-                "--ganglia-format traced",
-            ));
+        if path.is_dir() {
+            files_below(path, &mut ganglia_files)?;
+        } else {
+            ganglia_files.push(path.clone());
         }
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+    }
+    let mut snapshots = Vec::new();
+    for path in &ganglia_files {
+        let format = match cfg.ganglia_format {
+            Some(f) => f,
+            None => integrador_ganglia::detect(&head(path)?),
+        };
         let g = &reg.hierarchy.ganglia;
-        let per_file = g.files.get(&name);
-        let collector = per_file
-            .and_then(|f| f.collector.clone())
-            .or(cfg.ganglia_collector.clone())
+        let collector = cfg
+            .ganglia_collector
+            .clone()
             .or(g.defaults.collector.clone());
-        let cluster = per_file
-            .and_then(|f| f.cluster.clone())
-            .or(g.defaults.cluster.clone());
-        let setup = TracedSetup {
-            collector: collector.as_deref(),
-            cluster: cluster.as_deref(),
+        let setup = Setup {
+            collector,
+            cluster: g.defaults.cluster.clone(),
             window: cfg.reorder_window,
         };
-        sources.push(Box::new(TracedSource::open(
-            path,
+        match format {
+            integrador_ganglia::Format::Xml => snapshots.push(path.clone()),
+            integrador_ganglia::Format::RrdDump => {
+                sources.push(Box::new(RrdSource::open(path, setup, &reg, &mut clock_of)?));
+            }
+            integrador_ganglia::Format::Traced => {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let per_file = g.files.get(&name);
+                let collector = per_file
+                    .and_then(|f| f.collector.clone())
+                    .or(setup.collector);
+                let cluster = per_file.and_then(|f| f.cluster.clone()).or(setup.cluster);
+                let setup = TracedSetup {
+                    collector: collector.as_deref(),
+                    cluster: cluster.as_deref(),
+                    window: cfg.reorder_window,
+                };
+                sources.push(Box::new(TracedSource::open(
+                    path,
+                    setup,
+                    &reg,
+                    &mut clock_of,
+                )?));
+            }
+        }
+    }
+    if !snapshots.is_empty() {
+        let g = &reg.hierarchy.ganglia;
+        let setup = Setup {
+            collector: cfg
+                .ganglia_collector
+                .clone()
+                .or(g.defaults.collector.clone()),
+            cluster: g.defaults.cluster.clone(),
+            // A snapshot reports each metric as of its TN seconds ago, up
+            // to its TMAX: a new host's samples may be minutes older than
+            // the last snapshot's.
+            window: cfg.reorder_window.max(XML_WINDOW_NS),
+        };
+        sources.push(Box::new(XmlSource::open(
+            snapshots,
             setup,
             &reg,
             &mut clock_of,

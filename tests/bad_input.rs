@@ -274,13 +274,18 @@ fn unsupported_sources_exit_2() {
         2,
         &["ftrace.txt: looks like Ftrace", "not supported yet"],
     );
-    let xml = fixture("ganglia/snapshots/snap_000.xml");
+    // Forcing a format on a file of another names the file.
     fails(
         d.path(),
-        &["-ganglia", xml.to_str().unwrap()],
-        2,
-        &["snap_000.xml: looks like Ganglia Xml", "not supported yet"],
+        &["-ganglia", &g, "--ganglia-format", "xml"],
+        1,
+        &["g.traced: no <GANGLIA_XML> document"],
     );
+    // A snapshot cut inside a tag names the byte.
+    let xml = std::fs::read_to_string(fixture("ganglia/snapshots/snap_000.xml")).unwrap();
+    let cut = xml.find("<METRIC").unwrap() + 20;
+    let x = write(d.path(), "cut.xml", &xml[..cut]);
+    fails(d.path(), &["-ganglia", &x], 1, &["cut.xml: byte "]);
 }
 
 #[test]

@@ -61,3 +61,42 @@ proptest! {
         let _ = integrador::paje::check::check(&bytes[..]);
     }
 }
+
+/// The Ganglia XML and RRD dump readers answer any bytes with samples or
+/// an error: every prefix and byte corruption of real files, and random
+/// bytes.
+#[test]
+fn ganglia_xml_readers_never_panic() {
+    use integrador_ganglia::rrd::RrdDump;
+    use integrador_ganglia::xml::{Entry, XmlReader};
+    fn drain(b: &[u8]) {
+        let mut r = XmlReader::new(b);
+        let mut e = Entry::default();
+        while let Ok(true) = r.next_entry(&mut e) {}
+        let _ = RrdDump::read(b);
+    }
+    let fx = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
+    let fx = std::env::var_os("INTEGRADOR_FIXTURES").map_or(fx, std::path::PathBuf::from);
+    for f in [
+        "ganglia/snapshots/snap_000.xml",
+        "ganglia/rrd/node03.cluster.example.cpu_user.xml",
+    ] {
+        // The head of each file: the declaration, the DTD and the first
+        // elements (every byte of a whole file takes minutes in debug).
+        let mut b = std::fs::read(fx.join(f)).unwrap();
+        b.truncate(6000);
+        for cut in (0..b.len()).step_by(37) {
+            drain(&b[..cut]);
+        }
+        for i in (0..b.len()).step_by(11) {
+            for x in [b'<', b'"', 0xff, b'&'] {
+                let mut m = b.clone();
+                m[i] = x;
+                drain(&m);
+            }
+        }
+    }
+    proptest::proptest!(|(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2000))| {
+        drain(&bytes);
+    });
+}

@@ -1,8 +1,11 @@
-//! Ganglia `.traced` recording → variables (thesis table C.6: each sample is
-//! a `PajeSetVariable` on the variable of its metric under its Machine).
+//! Ganglia data → variables (thesis table C.6: each sample is a
+//! `PajeSetVariable` on the variable of its metric under its Machine), from
+//! the thesis' `.traced` recording, a series of gmond/gmetad XML snapshots,
+//! or `rrdtool dump` files of gmetad's RRDs.
 //!
-//! The samples' clock is the collector's (conventions.md §2): the whole file
-//! is corrected with the collector host's line of the sync file.
+//! The samples' clock is the collector's (conventions.md §2; for XML the
+//! daemon that answered, for RRDs gmetad's): the whole input is corrected
+//! with the collector host's line of the sync file.
 
 use crate::clock::ClockMap;
 use crate::error::{Error, Result};
@@ -10,11 +13,66 @@ use crate::hierarchy::Role;
 use crate::model::{ContainerId, Op, TypeId};
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
+use integrador_ganglia::rrd::{host_metric, RrdDump};
+use integrador_ganglia::xml::{Entry, XmlReader};
 use integrador_ganglia::{Sample, TracedReader};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+
+/// Turns (host, metric, value) into a variable setting, remembering the
+/// Machines and variable types it made.
+struct Metrics {
+    machine_type: TypeId,
+    last_host: Option<(String, ContainerId)>,
+    types: HashMap<String, TypeId>,
+}
+
+impl Metrics {
+    fn new(reg: &Registry) -> Result<Metrics> {
+        let machine_type = reg.level_type(Role::Machine).ok_or_else(|| {
+            Error::usage("the hierarchy has no machine level for Ganglia metrics")
+        })?;
+        Ok(Metrics {
+            machine_type,
+            last_host: None,
+            types: HashMap::new(),
+        })
+    }
+
+    fn op(
+        &mut self,
+        reg: &mut Registry,
+        host: &str,
+        cluster: Option<&str>,
+        metric: &str,
+        value: f64,
+    ) -> Op {
+        let machine = match &self.last_host {
+            Some((h, m)) if h == host => *m,
+            _ => {
+                let m = reg.machine(host, cluster);
+                self.last_host = Some((host.to_string(), m));
+                m
+            }
+        };
+        let ty = match self.types.get(metric) {
+            Some(&t) => t,
+            None => {
+                let display = reg.hierarchy.ganglia.metrics.get(metric).cloned();
+                let t = reg.variable_type(self.machine_type, metric, display.as_ref());
+                self.types.insert(metric.to_string(), t);
+                t
+            }
+        };
+        Op::SetVariable {
+            container: machine,
+            ty,
+            value,
+        }
+    }
+}
 
 /// Converts a `.traced` file.
 pub struct TracedSource {
@@ -22,9 +80,7 @@ pub struct TracedSource {
     reader: TracedReader<BufReader<File>>,
     sample: Sample,
     cluster: Option<String>,
-    machine_type: TypeId,
-    last_host: Option<(String, ContainerId)>,
-    metrics: HashMap<String, TypeId>,
+    metrics: Metrics,
 }
 
 /// Where a file's clock and cluster come from, resolved by the caller.
@@ -57,9 +113,7 @@ impl TracedSource {
             .or(setup.collector.map(str::to_string));
         let cluster = header.cluster.clone().or(setup.cluster.map(str::to_string));
         let clock = collector.as_deref().and_then(&mut *clock_of);
-        let machine_type = reg.level_type(Role::Machine).ok_or_else(|| {
-            Error::usage("the hierarchy has no machine level for Ganglia metrics")
-        })?;
+        let metrics = Metrics::new(reg)?;
         let stats = SourceStats {
             kind: "ganglia",
             path: path.to_path_buf(),
@@ -72,9 +126,7 @@ impl TracedSource {
             reader,
             sample: Sample::default(),
             cluster,
-            machine_type,
-            last_host: None,
-            metrics: HashMap::new(),
+            metrics,
         };
         Ok(Converted::new(
             converter,
@@ -84,28 +136,8 @@ impl TracedSource {
 
     fn convert(&mut self, reg: &mut Registry) -> Op {
         let s = &self.sample;
-        let machine = match &self.last_host {
-            Some((h, m)) if *h == s.host => *m,
-            _ => {
-                let m = reg.machine(&s.host, self.cluster.as_deref());
-                self.last_host = Some((s.host.clone(), m));
-                m
-            }
-        };
-        let ty = match self.metrics.get(&s.metric) {
-            Some(&t) => t,
-            None => {
-                let display = reg.hierarchy.ganglia.metrics.get(&s.metric).cloned();
-                let t = reg.variable_type(self.machine_type, &s.metric, display.as_ref());
-                self.metrics.insert(s.metric.clone(), t);
-                t
-            }
-        };
-        Op::SetVariable {
-            container: machine,
-            ty,
-            value: s.value,
-        }
+        self.metrics
+            .op(reg, &s.host, self.cluster.as_deref(), &s.metric, s.value)
     }
 }
 
@@ -120,6 +152,263 @@ impl Converter for TracedSource {
         }
         let op = self.convert(reg);
         out.push(self.sample.line, self.sample.time_ns, op)?;
+        Ok(true)
+    }
+}
+
+/// Where an XML series or an RRD dump's clock and cluster come from.
+pub struct Setup {
+    /// The daemon whose clock stamped the data (collector).
+    pub collector: Option<String>,
+    /// Cluster of hosts the data does not place.
+    pub cluster: Option<String>,
+    /// Reorder window, ns.
+    pub window: i64,
+}
+
+fn stats(
+    kind: &'static str,
+    paths: &[PathBuf],
+    setup: &Setup,
+    clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+) -> SourceStats {
+    SourceStats {
+        kind,
+        path: paths.first().cloned().unwrap_or_default(),
+        more_files: paths.len().saturating_sub(1),
+        clock_host: setup.collector.clone(),
+        clock: setup.collector.as_deref().and_then(clock_of),
+        ..SourceStats::default()
+    }
+}
+
+/// How many recent sample times of a (host, metric) are remembered. A
+/// value reported again in later snapshots is the same sample, but its
+/// computed time (LOCALTIME − TN, whole seconds) can wobble by a second
+/// between snapshots (440, 441, 440): a few recent times catch that.
+const RECENT: usize = 8;
+
+/// Adds a sample to the batch unless a recent one of its (host, metric)
+/// had the same time.
+fn keep(
+    seen: &mut HashMap<(String, String), VecDeque<i64>>,
+    batch: &mut Vec<Entry>,
+    repeated: &mut u64,
+    e: Entry,
+) {
+    let recent = seen.entry((e.host.clone(), e.metric.clone())).or_default();
+    if recent.contains(&e.time) {
+        *repeated += 1;
+        return;
+    }
+    if recent.len() == RECENT {
+        recent.pop_front();
+    }
+    recent.push_back(e.time);
+    batch.push(e);
+}
+
+/// Converts a series of gmond/gmetad XML snapshots, in file order. A
+/// sample shown again by a later snapshot (same host, metric and time) is
+/// written once. A snapshot's new samples are written in time order.
+pub struct XmlSource {
+    files: Vec<PathBuf>,
+    next_file: usize,
+    reader: Option<XmlReader<BufReader<File>>>,
+    entry: Entry,
+    /// Recent sample times per (host, metric).
+    seen: HashMap<(String, String), VecDeque<i64>>,
+    /// The current snapshot's new samples, sorted, and the next to hand.
+    batch: Vec<Entry>,
+    batch_pos: usize,
+    /// The first entry of the next document, read ahead.
+    carry: Option<Entry>,
+    cluster: Option<String>,
+    metrics: Metrics,
+    strings: u64,
+    bad_values: u64,
+    repeated: u64,
+}
+
+impl XmlSource {
+    /// Opens a series of snapshot files.
+    pub fn open(
+        files: Vec<PathBuf>,
+        setup: Setup,
+        reg: &Registry,
+        clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+    ) -> Result<Converted<XmlSource>> {
+        let stats = stats("ganglia", &files, &setup, clock_of);
+        let source = XmlSource {
+            files,
+            next_file: 0,
+            reader: None,
+            entry: Entry::default(),
+            seen: HashMap::new(),
+            batch: Vec::new(),
+            batch_pos: 0,
+            carry: None,
+            cluster: setup.cluster,
+            metrics: Metrics::new(reg)?,
+            strings: 0,
+            bad_values: 0,
+            repeated: 0,
+        };
+        Ok(Converted::new(
+            source,
+            Timeline::binary(setup.window, stats),
+        ))
+    }
+
+    /// Reads the next snapshot (one document, or the rest of a file) into
+    /// the batch; `false` when every file is read.
+    fn fill(&mut self) -> Result<bool> {
+        self.batch.clear();
+        self.batch_pos = 0;
+        loop {
+            if self.reader.is_none() {
+                let Some(path) = self.files.get(self.next_file) else {
+                    return Ok(false);
+                };
+                let f = File::open(path).map_err(|e| Error::in_file(path, e))?;
+                self.reader = Some(XmlReader::new(BufReader::with_capacity(1 << 16, f)));
+                self.next_file += 1;
+            }
+            let path = self
+                .files
+                .get(self.next_file - 1)
+                .cloned()
+                .unwrap_or_default();
+            let Some(r) = self.reader.as_mut() else {
+                continue;
+            };
+            let mut ended = true;
+            let mut doc = None;
+            while r
+                .next_entry(&mut self.entry)
+                .map_err(|e| Error::in_file(&path, e))?
+            {
+                // A new document is a new snapshot: keep its first entry
+                // for the next batch.
+                let here = r.counts.documents;
+                if doc.is_some_and(|d| d != here) {
+                    self.carry = Some(self.entry.clone());
+                    ended = false;
+                    break;
+                }
+                doc = Some(here);
+                if let Some(c) = self.carry.take() {
+                    keep(&mut self.seen, &mut self.batch, &mut self.repeated, c);
+                }
+                let e = self.entry.clone();
+                keep(&mut self.seen, &mut self.batch, &mut self.repeated, e);
+            }
+            if ended {
+                if r.counts.documents == 0 {
+                    return Err(Error::in_file(
+                        &path,
+                        "no <GANGLIA_XML> document: not a gmond or gmetad XML snapshot",
+                    ));
+                }
+                self.strings += r.counts.strings;
+                self.bad_values += r.counts.bad_values;
+                self.reader = None;
+            }
+            if !self.batch.is_empty() {
+                self.batch.sort_by_key(|e| e.time);
+                return Ok(true);
+            }
+        }
+    }
+}
+
+impl Converter for XmlSource {
+    fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
+        if self.batch_pos >= self.batch.len() && !self.fill()? {
+            let mut notes = vec![format!(
+                "{} snapshot file(s); {} repeated sample(s) written once",
+                self.files.len(),
+                self.repeated
+            )];
+            if self.strings + self.bad_values > 0 {
+                notes.push(format!(
+                    "{} string metric value(s) and {} unparsable value(s) skipped",
+                    self.strings, self.bad_values
+                ));
+            }
+            out.stats.notes.extend(notes);
+            return Ok(false);
+        }
+        let Some(e) = self.batch.get(self.batch_pos) else {
+            return Ok(false);
+        };
+        self.batch_pos += 1;
+        let cluster = e.cluster.clone().or(self.cluster.clone());
+        let op = self
+            .metrics
+            .op(reg, &e.host, cluster.as_deref(), &e.metric, e.value);
+        out.push(e.offset, e.time.saturating_mul(1_000_000_000), op)?;
+        Ok(true)
+    }
+}
+
+/// Converts one `rrdtool dump` of a gmetad RRD: the known rows of one
+/// archive (the finest AVERAGE), each at the end of its interval.
+pub struct RrdSource {
+    host: String,
+    metric: String,
+    rows: std::vec::IntoIter<(i64, f64)>,
+    cluster: Option<String>,
+    metrics: Metrics,
+}
+
+impl RrdSource {
+    /// Reads `path`; host and metric come from its name unless given.
+    pub fn open(
+        path: &Path,
+        setup: Setup,
+        reg: &Registry,
+        clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+    ) -> Result<Converted<RrdSource>> {
+        let f = File::open(path).map_err(|e| Error::in_file(path, e))?;
+        let d = RrdDump::read(BufReader::new(f)).map_err(|e| Error::in_file(path, e))?;
+        let Some((host, metric)) = host_metric(path) else {
+            return Err(Error::in_file(path, "cannot tell host and metric from the file name (<host>.<metric>.xml or <host>/<metric>.xml)"));
+        };
+        let Some(i) = d.finest("AVERAGE") else {
+            return Err(Error::in_file(path, "no AVERAGE archive"));
+        };
+        let rows: Vec<(i64, f64)> = d
+            .timed_rows(i)
+            .into_iter()
+            .filter_map(|(t, v)| v.first().copied().filter(|x| !x.is_nan()).map(|x| (t, x)))
+            .collect();
+        let rra = d.rras.get(i).map_or(0, |r| r.pdp_per_row) * d.step;
+        let mut st = stats("ganglia", &[path.to_path_buf()], &setup, clock_of);
+        st.notes.push(format!(
+            "RRD dump of {metric} on {host}: AVERAGE archive of {rra} s rows, {} known row(s)",
+            rows.len()
+        ));
+        let source = RrdSource {
+            host,
+            metric,
+            rows: rows.into_iter(),
+            cluster: setup.cluster,
+            metrics: Metrics::new(reg)?,
+        };
+        Ok(Converted::new(source, Timeline::binary(setup.window, st)))
+    }
+}
+
+impl Converter for RrdSource {
+    fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
+        let Some((t, v)) = self.rows.next() else {
+            return Ok(false);
+        };
+        let op = self
+            .metrics
+            .op(reg, &self.host, self.cluster.as_deref(), &self.metric, v);
+        out.push(t as u64, t.saturating_mul(1_000_000_000), op)?;
         Ok(true)
     }
 }

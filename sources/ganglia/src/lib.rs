@@ -8,7 +8,9 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
+pub mod rrd;
 pub mod traced;
+pub mod xml;
 
 pub use traced::{Sample, TracedHeader, TracedReader};
 
