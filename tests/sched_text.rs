@@ -232,3 +232,77 @@ proptest::proptest! {
         }
     }
 }
+
+/// The CPU timelines with the missing switches reconstructed: per task,
+/// the run intervals and run time, and per CPU the inferred switches, as
+/// expected.json counts them, for all three renderings.
+#[test]
+fn reconstructed_run_intervals_equal_expected_json() {
+    use integrador_sched::switches::{Change, Cpus, Switch};
+    let exp = read_json(&fixture("sched/pingpong-pipe/expected.json"));
+    for (file, format) in [
+        ("ftrace.txt", Format::Ftrace),
+        ("trace-cmd-report.txt", Format::TraceCmd),
+        ("perf-script.txt", Format::Perf),
+    ] {
+        let path = fixture(&format!("sched/pingpong-pipe/{file}"));
+        let mut r = TextReader::new(
+            std::io::BufReader::new(std::fs::File::open(&path).unwrap()),
+            format,
+        );
+        let mut cpus = Cpus::new();
+        let mut all: Vec<Switch> = Vec::new();
+        while let Some(ev) = r.next_event().unwrap() {
+            cpus.feed(&ev, &mut all);
+        }
+        let e = &exp[file];
+        for (key, change) in [
+            ("inferred_switch_in_per_cpu", Change::In),
+            ("inferred_switch_out_per_cpu", Change::Out),
+        ] {
+            for (cpu, n) in e[key].as_object().unwrap() {
+                let mine = all
+                    .iter()
+                    .filter(|s| s.inferred && s.change == change && s.cpu.to_string() == *cpu)
+                    .count();
+                assert_eq!(mine as u64, n.as_u64().unwrap(), "{file} {key} cpu {cpu}");
+            }
+        }
+        for (pid, w) in e["pids"].as_object().unwrap() {
+            let pid: i32 = pid.parse().unwrap();
+            let mut stream: Vec<&Switch> = all.iter().filter(|s| s.pid == pid).collect();
+            stream.sort_by_key(|s| s.ts);
+            let (mut intervals, mut open, mut total, mut leading) = (0u64, None, 0i64, 0u64);
+            for s in &stream {
+                match (s.change, open) {
+                    (Change::In, _) => open = Some(s.ts),
+                    (Change::Out, None) => leading += 1,
+                    (Change::Out, Some(o)) => {
+                        intervals += 1;
+                        total += s.ts / 1000 - o / 1000;
+                        open = None;
+                    }
+                }
+            }
+            let ctx = format!("{file} pid {pid}");
+            let inf_in = stream
+                .iter()
+                .filter(|s| s.inferred && s.change == Change::In)
+                .count() as u64;
+            let inf_out = stream
+                .iter()
+                .filter(|s| s.inferred && s.change == Change::Out)
+                .count() as u64;
+            assert_eq!(inf_in, w["inferred_switch_in"].as_u64().unwrap(), "{ctx}");
+            assert_eq!(inf_out, w["inferred_switch_out"].as_u64().unwrap(), "{ctx}");
+            assert_eq!(intervals, w["run_intervals"].as_u64().unwrap(), "{ctx}");
+            assert_eq!(total, w["run_time_us"].as_i64().unwrap(), "{ctx}");
+            assert_eq!(
+                leading,
+                w["switch_out_without_switch_in"].as_u64().unwrap(),
+                "{ctx}"
+            );
+            assert_eq!(open.is_some(), w["open_at_end"].as_bool().unwrap(), "{ctx}");
+        }
+    }
+}

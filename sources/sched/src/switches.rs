@@ -1,0 +1,158 @@
+//! Who runs on each CPU, with the switches the kernel did not record
+//! reconstructed (`specs/sched.md`, "Missing switches").
+//!
+//! Every event names the task running on its CPU (its context task; for a
+//! switch, `prev_pid`). When that is not the task the last switch on the
+//! CPU put there, a switch is inferred: the previous task left at the last
+//! moment it was seen there, and the new one came on at the latest of that
+//! moment, the moment it last left a CPU and the moment it was last woken
+//! (never after the event). A task put on a CPU while believed to run on
+//! another leaves that one the same way. The idle task (pid 0) is not
+//! reported. Inferred switches can be earlier than switches already
+//! reported, but never earlier than [`Cpus::watermark`].
+
+use crate::text::{Event, Kind};
+use std::collections::HashMap;
+
+/// On or off a CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// The task starts running.
+    In,
+    /// The task stops running.
+    Out,
+}
+
+/// A task put on or taken off a CPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Switch {
+    /// When (trace clock, ns).
+    pub ts: i64,
+    /// Which CPU.
+    pub cpu: u32,
+    /// On or off.
+    pub change: Change,
+    /// The task.
+    pub pid: i32,
+    /// Reconstructed, not recorded.
+    pub inferred: bool,
+    /// For a recorded switch out: the state the task left in.
+    pub state: Option<String>,
+}
+
+/// The CPUs' state while a trace is read.
+#[derive(Debug, Default)]
+pub struct Cpus {
+    cur: HashMap<u32, i32>,
+    seen: HashMap<u32, i64>,
+    last_out: HashMap<i32, i64>,
+    last_wake: HashMap<i32, i64>,
+    running_on: HashMap<i32, u32>,
+}
+
+impl Cpus {
+    /// A reader with no CPU known yet.
+    pub fn new() -> Cpus {
+        Cpus::default()
+    }
+
+    /// No switch reported after now can be earlier than this.
+    pub fn watermark(&self) -> Option<i64> {
+        self.seen.values().min().copied()
+    }
+
+    fn leave(
+        &mut self,
+        cpu: u32,
+        t: i64,
+        inferred: bool,
+        state: Option<String>,
+        out: &mut Vec<Switch>,
+    ) {
+        let Some(&pid) = self.cur.get(&cpu) else {
+            return;
+        };
+        if pid == 0 {
+            return;
+        }
+        self.last_out.insert(pid, t);
+        if self.running_on.get(&pid) == Some(&cpu) {
+            self.running_on.remove(&pid);
+        }
+        out.push(Switch {
+            ts: t,
+            cpu,
+            change: Change::Out,
+            pid,
+            inferred,
+            state,
+        });
+    }
+
+    fn enter(&mut self, cpu: u32, pid: i32, t: i64, inferred: bool, out: &mut Vec<Switch>) {
+        if pid != 0 {
+            if let Some(&other) = self.running_on.get(&pid) {
+                if other != cpu {
+                    let at = self.seen.get(&other).copied().unwrap_or(t);
+                    self.leave(other, at, true, None, out);
+                    self.cur.insert(other, 0);
+                }
+            }
+            self.running_on.insert(pid, cpu);
+            out.push(Switch {
+                ts: t,
+                cpu,
+                change: Change::In,
+                pid,
+                inferred,
+                state: None,
+            });
+        }
+        self.cur.insert(cpu, pid);
+        self.seen.insert(cpu, t);
+    }
+
+    /// Feeds one event (in file order); appends the switches it implies.
+    pub fn feed(&mut self, ev: &Event, out: &mut Vec<Switch>) {
+        let (cpu, ts) = (ev.cpu, ev.ts_ns);
+        let ctx = match &ev.kind {
+            Kind::Switch { prev_pid, .. } => *prev_pid,
+            _ => ev.pid,
+        };
+        if let Some(&cur) = self.cur.get(&cpu) {
+            if cur != ctx {
+                let t_out = self.seen.get(&cpu).copied().unwrap_or(ts);
+                self.leave(cpu, t_out, true, None, out);
+                let t_in = if ctx != 0 {
+                    t_out
+                        .max(self.last_out.get(&ctx).copied().unwrap_or(t_out))
+                        .max(self.last_wake.get(&ctx).copied().unwrap_or(t_out))
+                        .min(ts)
+                } else {
+                    t_out
+                };
+                self.enter(cpu, ctx, t_in, true, out);
+            }
+        }
+        match &ev.kind {
+            Kind::Switch {
+                prev_state,
+                next_pid,
+                ..
+            } => {
+                self.leave(cpu, ts, false, Some(prev_state.clone()), out);
+                self.enter(cpu, *next_pid, ts, false, out);
+            }
+            other => {
+                if let Kind::Wakeup { event, pid, .. } = other {
+                    if event != "sched_waking" {
+                        self.last_wake.insert(*pid, ts);
+                    }
+                }
+                if self.cur.contains_key(&cpu) {
+                    self.seen.insert(cpu, ts);
+                }
+            }
+        }
+    }
+}
