@@ -1,8 +1,8 @@
 //! The command line of `specs/cli.md`: the thesis' single-dash options
 //! (appendix B) and their GNU `--long` forms are the same options.
 //! [`rewrite_thesis_options`] turns the former into the latter before clap
-//! sees them; [`Cli::resolve`] expands globs and refuses what this build
-//! cannot read yet.
+//! sees them; [`Cli::resolve`] expands globs and checks values and
+//! combinations.
 
 use crate::error::{Error, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -48,6 +48,12 @@ Examples:
   # Ganglia and the PCP archives pmlogger wrote on each machine
   integrador -ganglia g.traced -pcp 'pcp/*' -hierarchy hierarchies/ganglia+pcp.toml -o cluster.paje
 
+  # A kernel trace captured with ftrace (its integrador_epoch= marker places it)
+  integrador -os trace.txt -ganglia g.traced -o out.paje
+
+  # perf script text carries no marker: say when the trace clock's zero was
+  integrador -os perf.txt --boot-epoch 1795262171.322076 -o perf.paje
+
   # Two administrative domains, each with its own monitor
   integrador -hierarchy hierarchies/grid.toml -ganglia domain-a.traced domain-b.traced -o grid.paje
 
@@ -55,7 +61,8 @@ Examples:
   integrador check out.paje
 
 Exit status: 0 complete output, 1 input or output problem (no output file is
-left), 2 usage problem (including sources this build does not read yet).";
+left), 2 usage problem (unknown or missing option, bad option value, a
+boot-relative kernel trace merged with wall-clock data without an anchor).";
 
 /// integrador: one Pajé trace from many monitoring tools.
 ///
@@ -199,6 +206,10 @@ pub struct Config {
     pub pcp: Vec<PathBuf>,
     /// Keep counters raw.
     pub pcp_raw: bool,
+    /// Kernel trace format forced by `--os-format` (else detected).
+    pub os_format: Option<integrador_sched::Format>,
+    /// Epoch of boot-relative kernel traces, ns (`--boot-epoch`).
+    pub boot_epoch: Option<i64>,
     /// Ganglia format forced by `--ganglia-format` (else detected).
     pub ganglia_format: Option<integrador_ganglia::Format>,
     /// MPI nodes file.
@@ -252,25 +263,8 @@ pub fn rewrite_thesis_options<I: IntoIterator<Item = OsString>>(args: I) -> Resu
 }
 
 impl Cli {
-    /// Expands globs and refuses options whose source is not built yet.
+    /// Expands globs and checks option values and combinations.
     pub fn resolve(&self) -> Result<Config> {
-        let unsupported = |what: &str| {
-            Error::usage(format!(
-                "{what} is not supported yet by this build of integrador"
-            ))
-        };
-        if self.boot_epoch.is_some() {
-            return Err(unsupported(
-                "--boot-epoch (boot-relative ftrace/perf traces)",
-            ));
-        }
-        if let Some(f) = self.os_format.filter(|f| *f != OsFormat::Os) {
-            return Err(unsupported(&format!(
-                "--os-format {}",
-                f.to_possible_value()
-                    .map_or(String::new(), |v| v.get_name().to_string())
-            )));
-        }
         let output = match self.output.as_deref() {
             Some("-") => Output::Stdout,
             Some(p) => Output::File(PathBuf::from(p)),
@@ -322,6 +316,20 @@ impl Cli {
             deck_map: self.deck_map.clone(),
             pcp,
             pcp_raw: self.pcp_raw,
+            os_format: self.os_format.map(|f| match f {
+                OsFormat::Os => integrador_sched::Format::Os,
+                OsFormat::Ftrace => integrador_sched::Format::Ftrace,
+                OsFormat::TraceCmd => integrador_sched::Format::TraceCmd,
+                OsFormat::Perf => integrador_sched::Format::Perf,
+            }),
+            boot_epoch: match &self.boot_epoch {
+                None => None,
+                Some(s) => Some(crate::clock::parse_epoch_ns(s.as_bytes()).ok_or_else(|| {
+                    Error::usage(format!(
+                        "--boot-epoch `{s}`: expected epoch seconds, as 1795262171.292101"
+                    ))
+                })?),
+            },
             ganglia_format: self.ganglia_format.map(|f| match f {
                 GangliaFormat::Traced => integrador_ganglia::Format::Traced,
                 GangliaFormat::Xml => integrador_ganglia::Format::Xml,
@@ -468,12 +476,13 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_sources_are_usage_errors() {
-        let cli = Cli::try_parse_from(["integrador", "--boot-epoch", "1", "--os", "a", "-o", "x"])
-            .unwrap();
+    fn bad_option_values_are_usage_errors() {
+        let cli =
+            Cli::try_parse_from(["integrador", "--boot-epoch", "soon", "--os", "a", "-o", "x"])
+                .unwrap();
         let e = cli.resolve().unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(e.message.contains("not supported yet"), "{e}");
+        assert!(e.message.contains("--boot-epoch `soon`"), "{e}");
     }
 
     #[test]

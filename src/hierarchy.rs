@@ -95,6 +95,16 @@ pub struct OsConfig {
     pub running: Display,
     /// Display of the `blocked` value.
     pub blocked: Display,
+    /// Display of the `runnable` value (kernel traces: woken or preempted,
+    /// waiting for a CPU).
+    pub runnable: Display,
+    /// Display of the `sleeping` value (kernel traces: interruptible sleep).
+    pub sleeping: Display,
+    /// Host of kernel text traces that name none (default: the file stem).
+    pub host: Option<String>,
+    /// Epoch of the boot-relative trace clock, ns (`boot_epoch`);
+    /// `--boot-epoch` wins.
+    pub boot_epoch: Option<i64>,
 }
 
 /// The `[mpi]` section.
@@ -304,6 +314,8 @@ struct RawDisplay {
 struct RawOs {
     level: Option<Spanned<String>>,
     state_name: Option<String>,
+    host: Option<String>,
+    boot_epoch: Option<Spanned<String>>,
     #[serde(default)]
     values: RawOsValues,
 }
@@ -349,6 +361,8 @@ struct RawDeck {
 struct RawOsValues {
     running: Option<RawDisplay>,
     blocked: Option<RawDisplay>,
+    runnable: Option<RawDisplay>,
+    sleeping: Option<RawDisplay>,
 }
 
 /// Parses and validates a hierarchy; `origin` names it in messages.
@@ -635,6 +649,43 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
             .map(display)
             .transpose()?
             .unwrap_or_default(),
+        runnable: raw
+            .os
+            .values
+            .runnable
+            .as_ref()
+            .map(display)
+            .transpose()?
+            .unwrap_or_else(|| Display {
+                name: None,
+                color: Some("0.95 0.8 0.2".into()),
+            }),
+        sleeping: raw
+            .os
+            .values
+            .sleeping
+            .as_ref()
+            .map(display)
+            .transpose()?
+            .unwrap_or_else(|| Display {
+                name: None,
+                color: Some("0.55 0.55 0.8".into()),
+            }),
+        host: raw.os.host.clone(),
+        boot_epoch: match &raw.os.boot_epoch {
+            None => None,
+            Some(v) => Some(
+                crate::clock::parse_epoch_ns(v.get_ref().as_bytes()).ok_or_else(|| {
+                    at(
+                        v.span().start,
+                        format!(
+                            "`boot_epoch` `{}`: expected epoch seconds, as \"1795262171.292101\"",
+                            v.get_ref()
+                        ),
+                    )
+                })?,
+            ),
+        },
     };
 
     let start = match &raw.mpi.start {

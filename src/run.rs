@@ -11,7 +11,7 @@ use crate::clock::{ClockMap, SyncFit, SyncTable};
 use crate::convert::{
     ganglia::RrdSource, ganglia::Setup, ganglia::TracedSetup, ganglia::TracedSource,
     ganglia::XmlSource, mpi::MpiSetup, mpi::MpiSource, os::OsSource, pcp::PcpSource,
-    rastro::RastroSource,
+    rastro::RastroSource, sched::Anchor, sched::SchedSource,
 };
 use crate::error::{Error, Result};
 use crate::hierarchy::Hierarchy;
@@ -84,7 +84,6 @@ fn head(path: &Path) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// A file whose detected format this build cannot read yet (exit 2).
 /// The reorder window of a series of Ganglia XML snapshots: gmond's
 /// largest standard TMAX (boottime, cpu_num: 1200 s).
 const XML_WINDOW_NS: i64 = 1_200_000_000_000;
@@ -104,13 +103,6 @@ fn files_below(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn not_yet(path: &Path, what: &str, force: &str) -> Error {
-    Error::usage(format!(
-        "{}: looks like {what}, which is not supported yet by this build (use {force} to force the supported format)",
-        path.display()
-    ))
 }
 
 /// Runs an integration. Progress goes to stderr when it is a terminal.
@@ -174,17 +166,33 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
             &mut clock_of,
         )?));
     }
+    let mut unanchored = Vec::new();
     for path in &cfg.os {
-        let format = integrador_sched::detect(&head(path)?);
-        if format != integrador_sched::Format::Os {
-            return Err(not_yet(path, &format!("{format:?} text"), "--os-format os"));
+        let format = match cfg.os_format {
+            Some(f) => f,
+            None => integrador_sched::detect(&head(path)?),
+        };
+        if format == integrador_sched::Format::Os {
+            sources.push(Box::new(OsSource::open(
+                path,
+                cfg.reorder_window,
+                &mut reg,
+                &mut clock_of,
+            )?));
+            continue;
         }
-        sources.push(Box::new(OsSource::open(
+        let opened = SchedSource::open(
             path,
+            format,
+            cfg.boot_epoch,
             cfg.reorder_window,
             &mut reg,
             &mut clock_of,
-        )?));
+        )?;
+        if opened.anchor == Anchor::None {
+            unanchored.push(path.clone());
+        }
+        sources.push(Box::new(opened.source));
     }
     // Directories hold snapshot series or gmetad's tree of RRD dumps.
     let mut ganglia_files = Vec::new();
@@ -282,6 +290,14 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         ));
     }
 
+    if let Some(p) = unanchored.first() {
+        if sources.len() > unanchored.len() {
+            return Err(Error::usage(format!(
+                "{}: the trace clock counts from boot and the other inputs are on the wall clock: give --boot-epoch EPOCH, set `boot_epoch` in the hierarchy's [os] section, or write an integrador_epoch= marker into the trace (conventions.md §6)",
+                p.display()
+            )));
+        }
+    }
     let mut merge = Merge::new(sources, &mut reg)?;
     let origin = merge
         .peek_time()

@@ -246,7 +246,7 @@ fn small_steps_back_are_sorted_and_counted() {
 }
 
 #[test]
-fn unsupported_sources_exit_2() {
+fn option_problems() {
     let d = tempdir();
     let g = write(d.path(), "g.traced", "1795264448 cpu_user node01 1.5\n");
     fails(
@@ -263,16 +263,16 @@ fn unsupported_sources_exit_2() {
     );
     fails(
         d.path(),
-        &["-ganglia", &g, "--os-format", "ftrace"],
+        &["-ganglia", &g, "--boot-epoch", "soon"],
         2,
-        &["--os-format ftrace", "not supported yet"],
+        &["--boot-epoch `soon`"],
     );
-    let ftrace = fixture("sched/pingpong-pipe/ftrace.txt");
+    // Forcing ftrace on a file that is not names the file and line.
     fails(
         d.path(),
-        &["-os", ftrace.to_str().unwrap()],
-        2,
-        &["ftrace.txt: looks like Ftrace", "not supported yet"],
+        &["-os", &g, "--os-format", "ftrace"],
+        1,
+        &["g.traced: line 1: no `[cpu]` column"],
     );
     // Forcing a format on a file of another names the file.
     fails(

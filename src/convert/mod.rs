@@ -7,3 +7,4 @@ pub mod mpi;
 pub mod os;
 pub mod pcp;
 pub mod rastro;
+pub mod sched;

@@ -1,0 +1,356 @@
+//! Kernel scheduler traces as today's tools print them (ftrace text,
+//! `trace-cmd report`, `perf script`) → one "OS state" row per task, like
+//! the thesis' `.os` row but richer: `running` on a CPU, `runnable` (woken
+//! or preempted, waiting for a CPU), `sleeping` (interruptible) or
+//! `blocked` (any other state left in, and switches the kernel did not
+//! record). Missing switches are reconstructed (`sched.md`).
+//!
+//! The trace clock counts from boot; an `integrador_epoch=` marker line
+//! (conventions.md §6), `--boot-epoch` or the hierarchy's `[os]
+//! boot_epoch` puts it on the wall clock.
+
+use crate::clock::ClockMap;
+use crate::error::{Error, Result};
+use crate::hierarchy::Role;
+use crate::model::{ContainerId, Op, TypeId, ValueId};
+use crate::registry::Registry;
+use crate::source::{Converted, Converter, SourceStats, Timeline};
+use integrador_sched::switches::{Change, Cpus, Switch};
+use integrador_sched::text::{kernel_state, Event, Kind, TextReader};
+use integrador_sched::Format;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+/// The marker text (conventions.md §6).
+const MARKER: &str = "integrador_epoch=";
+
+/// How a trace's clock is placed on the wall clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anchor {
+    /// From a marker line: offset (ns) = epoch − trace time.
+    Marker(i64),
+    /// From `--boot-epoch` or the hierarchy: the epoch of trace time 0.
+    BootEpoch(i64),
+    /// None: times stay boot-relative.
+    None,
+}
+
+impl Anchor {
+    fn offset(self) -> i64 {
+        match self {
+            Anchor::Marker(o) | Anchor::BootEpoch(o) => o,
+            Anchor::None => 0,
+        }
+    }
+}
+
+/// The offset of the first `integrador_epoch=` marker of a trace, if any
+/// (markers are written at the start of a capture, so the scan is short).
+fn find_marker(path: &Path, format: Format) -> Result<Option<i64>> {
+    let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
+    let mut r = TextReader::new(BufReader::with_capacity(1 << 16, file), format);
+    while let Some(ev) = r.next_event().map_err(|e| Error::in_file(path, e))? {
+        if let Kind::Marker(text) = &ev.kind {
+            if let Some(rest) = text.split(MARKER).nth(1) {
+                let num = rest.split_whitespace().next().unwrap_or("");
+                let Some(epoch) = crate::clock::parse_epoch_ns(num.as_bytes()) else {
+                    return Err(Error::in_file(
+                        path,
+                        format!(
+                            "line {}: marker `{MARKER}{num}`: expected epoch seconds",
+                            ev.line
+                        ),
+                    ));
+                };
+                return Ok(Some(epoch - ev.ts_ns));
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn fmt_epoch(ns: i64) -> String {
+    format!(
+        "{}.{:09}",
+        ns.div_euclid(1_000_000_000),
+        ns.rem_euclid(1_000_000_000)
+    )
+}
+
+/// The host a text trace describes: a `# host <name>` line, else the
+/// hierarchy's `[os] host`, else the file stem.
+fn host_of(path: &Path, configured: Option<&str>) -> Result<String> {
+    let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
+    for line in BufReader::new(file).lines().take(64) {
+        let line = line.map_err(|e| Error::in_file(path, e))?;
+        if let Some(h) = line.trim().strip_prefix("# host ") {
+            return Ok(h.trim().to_string());
+        }
+    }
+    Ok(configured
+        .map(str::to_string)
+        .unwrap_or_else(|| crate::convert::os::host_of(path, None)))
+}
+
+/// One task's row.
+#[derive(Clone, Copy)]
+struct Row {
+    container: ContainerId,
+    ty: TypeId,
+    running: ValueId,
+    runnable: ValueId,
+    sleeping: ValueId,
+    blocked: ValueId,
+    on_cpu: bool,
+}
+
+/// Converts one kernel text trace.
+pub struct SchedSource {
+    path: PathBuf,
+    format: Format,
+    reader: TextReader<BufReader<File>>,
+    cpus: Cpus,
+    switches: Vec<Switch>,
+    /// Ops waiting until no inferred switch can come before them:
+    /// (time, sequence, line, op).
+    staged: BinaryHeap<Reverse<(i64, u64, u64, StagedOp)>>,
+    seq: u64,
+    offset: i64,
+    machine: ContainerId,
+    rows: HashMap<i32, Row>,
+    inferred: (u64, u64),
+    done: bool,
+}
+
+/// An op kept in the heap (ordered by time, then sequence only).
+#[derive(Clone, Copy)]
+struct StagedOp(Op);
+
+impl PartialEq for StagedOp {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for StagedOp {}
+impl PartialOrd for StagedOp {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for StagedOp {
+    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
+}
+
+/// What opening a trace found about its clock.
+pub struct Opened {
+    /// The source.
+    pub source: Converted<SchedSource>,
+    /// How its clock was placed.
+    pub anchor: Anchor,
+}
+
+impl SchedSource {
+    /// Opens a text trace of `format`.
+    pub fn open(
+        path: &Path,
+        format: Format,
+        boot_epoch: Option<i64>,
+        window: i64,
+        reg: &mut Registry,
+        clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+    ) -> Result<Opened> {
+        reg.required_level(Role::Process, &format!("{}: kernel traces", path.display()))?;
+        let anchor = match find_marker(path, format)? {
+            Some(o) => Anchor::Marker(o),
+            None => match boot_epoch.or(reg.hierarchy.os.boot_epoch) {
+                Some(b) => Anchor::BootEpoch(b),
+                None => Anchor::None,
+            },
+        };
+        let host = host_of(path, reg.hierarchy.os.host.as_deref())?;
+        let machine = reg.machine(&host, None);
+        let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
+        let reader = TextReader::new(BufReader::with_capacity(1 << 16, file), format);
+        let mut notes = vec![match anchor {
+            Anchor::Marker(o) => format!(
+                "{format:?} text of host {host}; trace clock placed by its {MARKER} marker: boot at {}",
+                fmt_epoch(o)
+            ),
+            Anchor::BootEpoch(o) => format!(
+                "{format:?} text of host {host}; trace clock placed by the boot epoch {}",
+                fmt_epoch(o)
+            ),
+            Anchor::None => format!("{format:?} text of host {host}; times are since boot (no marker, no --boot-epoch)"),
+        }];
+        if format == Format::Perf {
+            notes.push("perf records fewer events than ftrace (no wakeups unless recorded, tasks that exit shown as -1)".into());
+        }
+        let stats = SourceStats {
+            kind: "os",
+            path: path.to_path_buf(),
+            clock_host: Some(host.clone()),
+            clock: clock_of(&host),
+            notes,
+            ..SourceStats::default()
+        };
+        let source = SchedSource {
+            path: path.to_path_buf(),
+            format,
+            reader,
+            cpus: Cpus::new(),
+            switches: Vec::new(),
+            staged: BinaryHeap::new(),
+            seq: 0,
+            offset: anchor.offset(),
+            machine,
+            rows: HashMap::new(),
+            inferred: (0, 0),
+            done: false,
+        };
+        Ok(Opened {
+            source: Converted::new(source, Timeline::new(window, stats)),
+            anchor,
+        })
+    }
+
+    fn row(&mut self, reg: &mut Registry, pid: i32) -> Row {
+        if let Some(&r) = self.rows.get(&pid) {
+            return r;
+        }
+        let container = reg
+            .process(self.machine, pid as u32)
+            .unwrap_or(self.machine);
+        let os = reg.hierarchy.os.clone();
+        let ty = reg.state_type(reg.container(container).ty, &os.state_name);
+        let r = Row {
+            container,
+            ty,
+            running: reg.value_of(ty, "running", &os.running),
+            runnable: reg.value_of(ty, "runnable", &os.runnable),
+            sleeping: reg.value_of(ty, "sleeping", &os.sleeping),
+            blocked: reg.value_of(ty, "blocked", &os.blocked),
+            on_cpu: false,
+        };
+        self.rows.insert(pid, r);
+        r
+    }
+
+    fn stage(&mut self, line: u64, ts: i64, op: Op) {
+        self.seq += 1;
+        self.staged.push(Reverse((
+            ts.saturating_add(self.offset),
+            self.seq,
+            line,
+            StagedOp(op),
+        )));
+    }
+
+    fn set(
+        &mut self,
+        reg: &mut Registry,
+        line: u64,
+        ts: i64,
+        pid: i32,
+        pick: fn(&Row) -> ValueId,
+        on_cpu: bool,
+    ) {
+        if pid <= 0 {
+            return;
+        }
+        let mut r = self.row(reg, pid);
+        r.on_cpu = on_cpu;
+        self.rows.insert(pid, r);
+        let op = Op::SetState {
+            container: r.container,
+            ty: r.ty,
+            value: pick(&r),
+        };
+        self.stage(line, ts, op);
+    }
+
+    fn event(&mut self, reg: &mut Registry, ev: &Event) {
+        self.switches.clear();
+        self.cpus.feed(ev, &mut self.switches);
+        let switches = std::mem::take(&mut self.switches);
+        for s in &switches {
+            match s.change {
+                Change::In => {
+                    self.inferred.0 += u64::from(s.inferred);
+                    self.set(reg, ev.line, s.ts, s.pid, |r| r.running, true);
+                }
+                Change::Out => {
+                    self.inferred.1 += u64::from(s.inferred);
+                    let state = match (&s.state, self.format) {
+                        (Some(st), Format::TraceCmd) => kernel_state(st),
+                        (Some(st), _) => st.clone(),
+                        (None, _) => String::new(),
+                    };
+                    let pick: fn(&Row) -> ValueId = match state.as_str() {
+                        "R" | "R+" => |r| r.runnable,
+                        "S" => |r| r.sleeping,
+                        _ => |r| r.blocked,
+                    };
+                    self.set(reg, ev.line, s.ts, s.pid, pick, false);
+                }
+            }
+        }
+        self.switches = switches;
+        if let Kind::Wakeup { event, pid, .. } = &ev.kind {
+            let off_cpu = self.rows.get(pid).is_none_or(|r| !r.on_cpu);
+            if event != "sched_waking" && off_cpu {
+                self.set(reg, ev.line, ev.ts_ns, *pid, |r| r.runnable, false);
+            }
+        }
+    }
+
+    /// Hands the timeline every staged op up to `upto` (all with `None`).
+    fn release(&mut self, out: &mut Timeline, upto: Option<i64>) -> Result<()> {
+        while let Some(Reverse((t, _, _, _))) = self.staged.peek() {
+            if upto.is_some_and(|u| *t > u) {
+                break;
+            }
+            let Some(Reverse((t, _, line, StagedOp(op)))) = self.staged.pop() else {
+                break;
+            };
+            out.push(line, t, op)?;
+        }
+        Ok(())
+    }
+}
+
+impl Converter for SchedSource {
+    fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        let Some(ev) = self
+            .reader
+            .next_event()
+            .map_err(|e| Error::in_file(&self.path, e))?
+        else {
+            self.release(out, None)?;
+            self.done = true;
+            let (i, o) = self.inferred;
+            out.stats.notes.push(format!(
+                "{i} switch(es) onto and {o} off a CPU inferred (not recorded by the kernel)"
+            ));
+            if !self.reader.lost.is_empty() {
+                let n: u64 = self.reader.lost.iter().map(|l| l.1).sum();
+                out.stats
+                    .notes
+                    .push(format!("the trace reports {n} lost event(s)"));
+                out.stats.warnings += 1;
+            }
+            return Ok(false);
+        };
+        self.event(reg, &ev);
+        let upto = self.cpus.watermark().map(|w| w.saturating_add(self.offset));
+        self.release(out, upto)?;
+        Ok(true)
+    }
+}

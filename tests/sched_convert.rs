@@ -1,0 +1,234 @@
+//! Kernel text traces end to end: the same capture from ftrace and from
+//! trace-cmd gives the same trace; its run intervals equal expected.json
+//! and the `.os` re-encoding; perf matches its own section; clocks are
+//! anchored by the marker or refused when they cannot be; the scenario
+//! merges the raw ftrace capture with MPI and Ganglia.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const CAP: &str = "sched/pingpong-pipe";
+
+/// Per container name: running intervals (start ns, end ns) from the
+/// SetState lines of one of our traces.
+fn running(trace: &Path) -> BTreeMap<String, Vec<(i64, i64)>> {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let mut origin = 0i64;
+    let (mut names, mut values) = (BTreeMap::new(), BTreeMap::new());
+    let mut open: BTreeMap<String, Option<i64>> = BTreeMap::new();
+    let mut out: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
+    for line in text.lines() {
+        if let Some(o) = line.strip_prefix("# origin ") {
+            origin = o.parse::<i64>().unwrap() * 1_000_000_000;
+        }
+        if line.starts_with('%') || line.starts_with('#') {
+            continue;
+        }
+        let f = paje_fields(line);
+        match f[0].as_str() {
+            "4" => {
+                names.insert(f[5].clone(), f[4].clone());
+            }
+            "3" => {
+                values.insert(f.last().unwrap().clone(), f[2].clone());
+            }
+            "7" => {
+                let (a, b) = f[1].split_once('.').unwrap();
+                let t =
+                    origin + a.parse::<i64>().unwrap() * 1_000_000_000 + b.parse::<i64>().unwrap();
+                let c = names[&f[2]].clone();
+                let slot = open.entry(c.clone()).or_default();
+                if let Some(s) = slot.take() {
+                    out.entry(c.clone()).or_default().push((s, t));
+                }
+                if values[&f[4]] == "running" {
+                    *slot = Some(t);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn run(args: &[&str], out: &Path) -> String {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["-o", out.to_str().unwrap()]);
+    let o = integrador(&all);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{args:?}: {err}");
+    assert_valid(out);
+    err
+}
+
+#[test]
+fn ftrace_and_trace_cmd_give_the_same_run_intervals_as_expected() {
+    let d = tempdir();
+    let h = d.path().join("h.toml");
+    std::fs::write(&h, "[[container]]\nname = \"Machine\"\nrole = \"machine\"\n[[container]]\nname = \"Process\"\nparent = \"Machine\"\nrole = \"process\"\n[os]\nhost = \"vm\"\n").unwrap();
+    let h = h.to_str().unwrap();
+    let mut traces = Vec::new();
+    for f in ["ftrace.txt", "trace-cmd-report.txt"] {
+        let out = d.path().join(format!("{f}.paje"));
+        let err = run(
+            &[
+                "-hierarchy",
+                h,
+                "-os",
+                fixture(&format!("{CAP}/{f}")).to_str().unwrap(),
+            ],
+            &out,
+        );
+        assert!(err.contains("boot at 1795262171.292101000"), "{err}");
+        traces.push(out);
+    }
+    // The same bytes: the plugin's state letters decode to the kernel's.
+    assert_eq!(
+        std::fs::read(&traces[0]).unwrap(),
+        std::fs::read(&traces[1]).unwrap()
+    );
+    if let (Some(a), Some(b)) = (pj_dump_lines(&traces[0]), pj_dump_lines(&traces[1])) {
+        let (mut a, mut b) = (a, b);
+        a.sort();
+        b.sort();
+        assert_eq!(a, b);
+    }
+    let mine = running(&traces[0]);
+    let exp = read_json(&fixture(&format!("{CAP}/expected.json")));
+    for (pid, w) in exp["ftrace.txt"]["pids"].as_object().unwrap() {
+        let iv = &mine[pid];
+        assert_eq!(
+            iv.len() as u64,
+            w["run_intervals"].as_u64().unwrap(),
+            "pid {pid}"
+        );
+        let total: i64 = iv.iter().map(|(s, e)| e / 1000 - s / 1000).sum();
+        assert_eq!(total, w["run_time_us"].as_i64().unwrap(), "pid {pid}");
+    }
+    // The thesis' `.os` re-encoding of the same events: the same running
+    // intervals, to the microsecond.
+    let os_out = d.path().join("os.paje");
+    run(
+        &[
+            "-hierarchy",
+            h,
+            "-os",
+            fixture(&format!("{CAP}/vm.os")).to_str().unwrap(),
+        ],
+        &os_out,
+    );
+    let from_os = running(&os_out);
+    for pid in exp["ftrace.txt"]["pids"].as_object().unwrap().keys() {
+        let us = |v: &Vec<(i64, i64)>| {
+            v.iter()
+                .map(|(s, e)| (s / 1000, e / 1000))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(us(&mine[pid]), us(&from_os[pid]), "pid {pid}");
+    }
+}
+
+#[test]
+fn perf_matches_its_own_section() {
+    let d = tempdir();
+    let out = d.path().join("perf.paje");
+    let exp = read_json(&fixture(&format!("{CAP}/expected.json")));
+    // perf carries no marker: its offset comes from the option.
+    let off = exp["perf_clock"]["perf_to_epoch_offset_us"]
+        .as_i64()
+        .unwrap();
+    let epoch = format!("{}.{:06}", off / 1_000_000, off % 1_000_000);
+    let err = run(
+        &[
+            "-os",
+            fixture(&format!("{CAP}/perf-script.txt")).to_str().unwrap(),
+            "--boot-epoch",
+            &epoch,
+        ],
+        &out,
+    );
+    assert!(err.contains("placed by the boot epoch"), "{err}");
+    let mine = running(&out);
+    for (pid, w) in exp["perf-script.txt"]["pids"].as_object().unwrap() {
+        let iv = &mine[pid];
+        assert_eq!(
+            iv.len() as u64,
+            w["run_intervals"].as_u64().unwrap(),
+            "pid {pid}"
+        );
+        let total: i64 = iv.iter().map(|(s, e)| e / 1000 - s / 1000).sum();
+        assert_eq!(total, w["run_time_us"].as_i64().unwrap(), "pid {pid}");
+    }
+}
+
+#[test]
+fn a_boot_relative_trace_is_not_merged_with_wall_clock_data_without_an_anchor() {
+    let d = tempdir();
+    let out = d.path().join("x.paje");
+    let g = d.path().join("g.traced");
+    std::fs::write(&g, "1795264911 cpu_user vm 1.5\n").unwrap();
+    let perf = fixture(&format!("{CAP}/perf-script.txt"));
+    let o = integrador(&[
+        "-os",
+        perf.to_str().unwrap(),
+        "-ganglia",
+        g.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("counts from boot") && err.contains("--boot-epoch"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // Alone, it is written with times since boot.
+    run(&["-os", perf.to_str().unwrap()], &out);
+}
+
+/// The scenario from its raw ftrace capture (not the `.os` file): each
+/// MPI rank's Process holds its MPI state row and its kernel row.
+#[test]
+fn the_scenario_merges_the_raw_ftrace_capture_with_mpi_and_ganglia() {
+    let dir = fixture("scenarios/pingpong-localhost");
+    let d = tempdir();
+    let h = d.path().join("h.toml");
+    let base = std::fs::read_to_string(root().join("hierarchies/mpi+os+ganglia+pcp.toml")).unwrap();
+    std::fs::write(&h, base.replace("[os]\n", "[os]\nhost = \"vm\"\n")).unwrap();
+    let out = d.path().join("s.paje");
+    let p = |r: &str| dir.join(r).to_str().unwrap().to_string();
+    let err = run(
+        &[
+            "-hierarchy",
+            h.to_str().unwrap(),
+            "-mpi",
+            &p("mpi/mpi_pingpong.clog2"),
+            "-mpinodes",
+            &p("mpi.nodes"),
+            "-os",
+            &p("sched/ftrace.txt"),
+            "-ganglia",
+            &p("ganglia/ganglia.traced"),
+        ],
+        &out,
+    );
+    assert!(err.contains("marker"), "{err}");
+    let Some(lines) = pj_dump_lines(&out) else {
+        return;
+    };
+    for rank in ["12628 rank 0", "12629 rank 1"] {
+        let rows: std::collections::BTreeSet<&str> = lines
+            .iter()
+            .filter(|l| l.starts_with("State, ") && l.split(", ").nth(1) == Some(rank))
+            .filter_map(|l| l.split(", ").nth(2))
+            .collect();
+        assert!(
+            rows.contains("MPI state") && rows.contains("OS state"),
+            "{rank}: {rows:?}"
+        );
+    }
+}
