@@ -24,6 +24,11 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+/// How far behind the newest event the quietest CPU may hold the output:
+/// a CPU with no event for longer (offline, or one task running without a
+/// scheduler event) would otherwise keep the whole trace in memory.
+const MAX_LAG_NS: i64 = 5_000_000_000;
+
 /// The marker text (conventions.md §6).
 const MARKER: &str = "integrador_epoch=";
 
@@ -122,6 +127,11 @@ pub struct SchedSource {
     machine: ContainerId,
     rows: HashMap<i32, Row>,
     inferred: (u64, u64),
+    /// Everything up to here (trace clock) was handed on.
+    released: i64,
+    /// Inferred switches older than `released`, placed at it.
+    late: u64,
+    newest: i64,
     done: bool,
 }
 
@@ -210,6 +220,9 @@ impl SchedSource {
             machine,
             rows: HashMap::new(),
             inferred: (0, 0),
+            released: i64::MIN,
+            late: 0,
+            newest: i64::MIN,
             done: false,
         };
         Ok(Opened {
@@ -241,6 +254,12 @@ impl SchedSource {
     }
 
     fn stage(&mut self, line: u64, ts: i64, op: Op) {
+        let ts = if ts < self.released {
+            self.late += 1;
+            self.released
+        } else {
+            ts
+        };
         self.seq += 1;
         self.staged.push(Reverse((
             ts.saturating_add(self.offset),
@@ -310,6 +329,10 @@ impl SchedSource {
 
     /// Hands the timeline every staged op up to `upto` (all with `None`).
     fn release(&mut self, out: &mut Timeline, upto: Option<i64>) -> Result<()> {
+        if let Some(u) = upto {
+            self.released = self.released.max(u);
+        }
+        let upto = upto.map(|u| u.saturating_add(self.offset));
         while let Some(Reverse((t, _, _, _))) = self.staged.peek() {
             if upto.is_some_and(|u| *t > u) {
                 break;
@@ -339,6 +362,13 @@ impl Converter for SchedSource {
             out.stats.notes.push(format!(
                 "{i} switch(es) onto and {o} off a CPU inferred (not recorded by the kernel)"
             ));
+            if self.late > 0 {
+                out.stats.notes.push(format!(
+                    "{} inferred change(s) placed up to {} s late (a CPU without events for longer)",
+                    self.late,
+                    MAX_LAG_NS / 1_000_000_000
+                ));
+            }
             if !self.reader.lost.is_empty() {
                 let n: u64 = self.reader.lost.iter().map(|l| l.1).sum();
                 out.stats
@@ -348,8 +378,12 @@ impl Converter for SchedSource {
             }
             return Ok(false);
         };
+        self.newest = self.newest.max(ev.ts_ns);
         self.event(reg, &ev);
-        let upto = self.cpus.watermark().map(|w| w.saturating_add(self.offset));
+        let upto = self
+            .cpus
+            .watermark()
+            .map(|w| w.max(self.newest.saturating_sub(MAX_LAG_NS)));
         self.release(out, upto)?;
         Ok(true)
     }
