@@ -125,19 +125,9 @@ fn expected_messages(exp: &serde_json::Value, seq_field: &str) -> BTreeSet<Msg> 
         .collect()
 }
 
-fn run(args: &[&str], out: &Path) -> String {
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["-o", out.to_str().unwrap()]);
-    let o = integrador(&all);
-    let err = stderr(&o);
-    assert!(o.status.success(), "{args:?}: {err}");
-    assert_valid(out);
-    err
-}
-
 fn deck(scenario: &str, out: &Path) -> String {
     let glob = fixtures().join(format!("rastro/{scenario}/rastro-*.rst"));
-    run(&["-deck", glob.to_str().unwrap()], out)
+    run_ok(&["-deck", glob.to_str().unwrap()], out)
 }
 
 #[test]
@@ -161,7 +151,7 @@ fn akypuera_messages_equal_expected_json() {
     let d = tempdir();
     let out = d.path().join("o.paje");
     let glob = fixtures().join("rastro/akypuera-pingpong/rastro-*.rst");
-    run(
+    run_ok(
         &["-deck", glob.to_str().unwrap(), "--deck-map", "akypuera"],
         &out,
     );
@@ -315,7 +305,7 @@ fn akypuera_trace_matches_aky_converter() {
     let d = tempdir();
     let out = d.path().join("aky.paje");
     let glob = fixtures().join("rastro/akypuera-pingpong/rastro-*.rst");
-    run(
+    run_ok(
         &["-deck", glob.to_str().unwrap(), "--deck-map", "akypuera"],
         &out,
     );
@@ -396,7 +386,7 @@ fn deck_threads_are_unified_with_kernel_threads() {
     let out = d.path().join("o.paje");
     let glob = fixtures().join("rastro/deck-threads/rastro-*.rst");
     let h = root().join("hierarchies/deck+os+ganglia+pcp.toml");
-    run(
+    run_ok(
         &[
             "-deck",
             glob.to_str().unwrap(),
@@ -541,7 +531,7 @@ fn a_skewed_and_drifting_host_is_restored_within_a_microsecond() {
     let skewed = d.path().join("skewed.paje");
     let mut argv: Vec<&str> = vec!["-deck"];
     argv.extend(args.iter().map(String::as_str));
-    let err = run(&argv, &skewed);
+    let err = run_ok(&argv, &skewed);
     let early: u64 = err
         .split("messages")
         .nth(1)
@@ -557,7 +547,7 @@ fn a_skewed_and_drifting_host_is_restored_within_a_microsecond() {
 
     let fixed = d.path().join("fixed.paje");
     argv.extend(["-sync", sync.to_str().unwrap()]);
-    let err = run(&argv, &fixed);
+    let err = run_ok(&argv, &fixed);
     assert!(
         err.contains("0 causality violation(s) beyond 1 µs"),
         "{err}"
@@ -627,7 +617,7 @@ fn old_layout_files_integrate() {
     std::fs::write(&pa, a.into_bytes()).unwrap();
     std::fs::write(&pb, b.into_bytes()).unwrap();
     let out = d.path().join("o.paje");
-    run(&["-deck", pa.to_str().unwrap(), pb.to_str().unwrap()], &out);
+    run_ok(&["-deck", pa.to_str().unwrap(), pb.to_str().unwrap()], &out);
     let l = links(&out);
     assert_eq!(l.len(), 1);
     assert_eq!(
@@ -690,7 +680,7 @@ link_end = { link = "msg", key = ["from", "id1"], fifo = true, from = "from" }
     std::fs::write(&pa, a.into_bytes()).unwrap();
     std::fs::write(&pb, b.into_bytes()).unwrap();
     let out = d.path().join("o.paje");
-    let err = run(
+    let err = run_ok(
         &[
             "-deck",
             pa.to_str().unwrap(),

@@ -160,21 +160,13 @@ fn series(trace: &std::path::Path) -> BTreeMap<String, Vec<(i64, f64)>> {
     out
 }
 
-fn run(args: &[&str], out: &std::path::Path) {
-    let mut all = args.to_vec();
-    all.extend(["-o", out.to_str().unwrap()]);
-    let o = common::integrador(&all);
-    assert!(o.status.success(), "{}", common::stderr(&o));
-    common::assert_valid(out);
-}
-
 /// A directory of snapshots, or the same snapshots concatenated in one
 /// file: each distinct sample once, at LOCALTIME − TN.
 #[test]
 fn a_snapshot_series_integrates_each_sample_once() {
     let d = common::tempdir();
     let (a, b) = (d.path().join("dir.paje"), d.path().join("cat.paje"));
-    run(
+    common::run_ok(
         &["-ganglia", fixture("ganglia/snapshots").to_str().unwrap()],
         &a,
     );
@@ -184,7 +176,7 @@ fn a_snapshot_series_integrates_each_sample_once() {
         all.extend(std::fs::read(p).unwrap());
     }
     std::fs::write(&cat, all).unwrap();
-    run(&["-ganglia", cat.to_str().unwrap()], &b);
+    common::run_ok(&["-ganglia", cat.to_str().unwrap()], &b);
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     let s = series(&a);
     let exp = read_json(&fixture("ganglia/snapshots/samples.expected.json"));
@@ -202,7 +194,7 @@ fn a_snapshot_series_integrates_each_sample_once() {
 fn rrd_dumps_integrate_their_known_rows() {
     let d = common::tempdir();
     let out = d.path().join("rrd.paje");
-    run(
+    common::run_ok(
         &["-ganglia", fixture("ganglia/rrd").to_str().unwrap()],
         &out,
     );

@@ -44,16 +44,6 @@ fn variables(trace: &Path) -> BTreeMap<(String, String), Vec<(i64, f64)>> {
     out
 }
 
-fn run(args: &[&str], out: &Path) -> String {
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["-o", out.to_str().unwrap()]);
-    let o = integrador(&all);
-    let err = stderr(&o);
-    assert!(o.status.success(), "{args:?}: {err}");
-    assert_valid(out);
-    err
-}
-
 /// (ns, raw value) of one metric instance in a fixture's values.csv.
 fn raw_series(csv_path: &Path, metric: &str, instance: &str) -> Vec<(i64, f64)> {
     let mut r = csv::Reader::from_path(csv_path).unwrap();
@@ -75,7 +65,7 @@ const V2: &str = "pcp/pmlogger_v2/20261121.12.34";
 fn counters_become_rates_as_pmval_computes_them() {
     let d = tempdir();
     let out = d.path().join("o.paje");
-    run(
+    run_ok(
         &["-pcp", fixture(&format!("{V2}.0")).to_str().unwrap()],
         &out,
     );
@@ -155,7 +145,7 @@ fn raw_mode_keeps_counter_values() {
     let d = tempdir();
     let out = d.path().join("o.paje");
     // A base name: no file has that name.
-    run(
+    run_ok(
         &["-pcp", fixtures().join(V2).to_str().unwrap(), "--pcp-raw"],
         &out,
     );
@@ -176,7 +166,7 @@ fn raw_mode_keeps_counter_values() {
 fn no_rate_is_drawn_across_a_mark() {
     let d = tempdir();
     let out = d.path().join("o.paje");
-    let err = run(
+    let err = run_ok(
         &[
             "-pcp",
             fixture("pcp/multihost/node01.meta").to_str().unwrap(),
@@ -231,14 +221,14 @@ fn every_encoding_and_argument_form_gives_the_same_trace() {
     {
         let out = d.path().join(format!("{i}.paje"));
         let p = fixtures().join(arg);
-        run(&["-pcp", p.to_str().unwrap(), "-q"], &out);
+        run_ok(&["-pcp", p.to_str().unwrap(), "-q"], &out);
         traces.push(std::fs::read(&out).unwrap());
     }
     // A glob over a folder with the archive and its ground truth: the
     // archive once, the other files left out.
     let out = d.path().join("glob.paje");
     let g = fixtures().join("pcp/pmlogger_v2/*");
-    let err = run(&["-pcp", g.to_str().unwrap()], &out);
+    let err = run_ok(&["-pcp", g.to_str().unwrap()], &out);
     assert!(
         err.contains("file(s) that belong to no archive left out"),
         "{err}"
@@ -259,7 +249,7 @@ fn ganglia_and_pcp_of_one_host_share_its_machine() {
     let out = d.path().join("o.paje");
     let g = fixture("ganglia/cluster-example.traced");
     let h = root().join("hierarchies/ganglia+pcp.toml");
-    let err = run(
+    let err = run_ok(
         &[
             "-hierarchy",
             h.to_str().unwrap(),
@@ -313,7 +303,7 @@ fn the_hierarchy_keeps_pmcd_metrics_and_selects() {
     )
     .unwrap();
     let out = d.path().join("o.paje");
-    run(
+    run_ok(
         &[
             "-hierarchy",
             h.to_str().unwrap(),

@@ -54,16 +54,6 @@ fn running(trace: &Path) -> BTreeMap<String, Vec<(i64, i64)>> {
     out
 }
 
-fn run(args: &[&str], out: &Path) -> String {
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["-o", out.to_str().unwrap()]);
-    let o = integrador(&all);
-    let err = stderr(&o);
-    assert!(o.status.success(), "{args:?}: {err}");
-    assert_valid(out);
-    err
-}
-
 #[test]
 fn ftrace_and_trace_cmd_give_the_same_run_intervals_as_expected() {
     let d = tempdir();
@@ -73,7 +63,7 @@ fn ftrace_and_trace_cmd_give_the_same_run_intervals_as_expected() {
     let mut traces = Vec::new();
     for f in ["ftrace.txt", "trace-cmd-report.txt"] {
         let out = d.path().join(format!("{f}.paje"));
-        let err = run(
+        let err = run_ok(
             &[
                 "-hierarchy",
                 h,
@@ -111,7 +101,7 @@ fn ftrace_and_trace_cmd_give_the_same_run_intervals_as_expected() {
     // The thesis' `.os` re-encoding of the same events: the same running
     // intervals, to the microsecond.
     let os_out = d.path().join("os.paje");
-    run(
+    run_ok(
         &[
             "-hierarchy",
             h,
@@ -141,7 +131,7 @@ fn perf_matches_its_own_section() {
         .as_i64()
         .unwrap();
     let epoch = format!("{}.{:06}", off / 1_000_000, off % 1_000_000);
-    let err = run(
+    let err = run_ok(
         &[
             "-os",
             fixture(&format!("{CAP}/perf-script.txt")).to_str().unwrap(),
@@ -187,7 +177,7 @@ fn a_boot_relative_trace_is_not_merged_with_wall_clock_data_without_an_anchor() 
     );
     assert!(!out.exists());
     // Alone, it is written with times since boot.
-    run(&["-os", perf.to_str().unwrap()], &out);
+    run_ok(&["-os", perf.to_str().unwrap()], &out);
 }
 
 /// The scenario from its raw ftrace capture (not the `.os` file): each
@@ -201,7 +191,7 @@ fn the_scenario_merges_the_raw_ftrace_capture_with_mpi_and_ganglia() {
     std::fs::write(&h, base.replace("[os]\n", "[os]\nhost = \"vm\"\n")).unwrap();
     let out = d.path().join("s.paje");
     let p = |r: &str| dir.join(r).to_str().unwrap().to_string();
-    let err = run(
+    let err = run_ok(
         &[
             "-hierarchy",
             h.to_str().unwrap(),

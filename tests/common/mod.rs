@@ -146,3 +146,15 @@ pub fn paje_fields(line: &str) -> Vec<String> {
     }
     out
 }
+
+/// Runs `integrador ARGS -o OUT`, expects success and a trace both pj_dump
+/// and our checker accept; returns stderr (the summary).
+pub fn run_ok(args: &[&str], out: &Path) -> String {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["-o", out.to_str().unwrap()]);
+    let o = integrador(&all);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{args:?}: {err}");
+    assert_valid(out);
+    err
+}
