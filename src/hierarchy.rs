@@ -182,7 +182,7 @@ pub struct Hierarchy {
     pub deck: DeckConfig,
     /// PCP settings.
     pub pcp: PcpConfig,
-    /// Non-fatal remarks (sections of sources not built yet).
+    /// Non-fatal remarks about the file.
     pub warnings: Vec<String>,
 }
 
@@ -768,7 +768,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
         exclude: patterns(&raw.pcp.exclude)?,
         metrics: pcp_metrics,
     };
-    // Remarks on sections of sources not built yet (none at present).
+    // No remark is made at present; the list stays for future keys.
     let warnings = Vec::<String>::new();
 
     Ok(Hierarchy {
