@@ -25,6 +25,7 @@ use integrador_pcp::{archive, Archive, ResultRecord, Value, VolumeReader};
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 /// PM_TYPE_STRING.
 const TYPE_STRING: i32 = 6;
@@ -127,6 +128,9 @@ pub fn units_text(units: u32, rate: bool) -> String {
 pub struct PcpSource {
     archive: Archive,
     md: Metadata,
+    /// The descriptors, shared so that a record's loop holds one without
+    /// copying its names.
+    descs: HashMap<u32, Rc<Desc>>,
     volume: usize,
     reader: Option<VolumeReader<Box<dyn Read>>>,
     rec: ResultRecord,
@@ -201,9 +205,15 @@ impl PcpSource {
             ..SourceStats::default()
         };
         let config = reg.hierarchy.pcp.clone();
+        let descs = md
+            .descs
+            .iter()
+            .map(|(&k, d)| (k, Rc::new(d.clone())))
+            .collect();
         let source = PcpSource {
             archive,
             md,
+            descs,
             volume: 0,
             reader: None,
             rec: ResultRecord::default(),
@@ -231,10 +241,18 @@ impl PcpSource {
         reg: &mut Registry,
         desc: &Desc,
         inst: i32,
-        instance: Option<&str>,
+        time: integrador_pcp::Stamp,
     ) -> Option<&mut Var> {
         let key = (desc.pmid, inst);
         if !self.vars.contains_key(&key) {
+            // The instance's name at its first sample names the variable.
+            let instance = (desc.indom != INDOM_NULL).then(|| {
+                self.md
+                    .indoms
+                    .name_at(desc.indom, inst, time)
+                    .map_or_else(|| inst.to_string(), str::to_string)
+            });
+            let instance = instance.as_deref();
             let name = desc
                 .names
                 .first()
@@ -410,7 +428,7 @@ impl Converter for PcpSource {
             }
         }
         for set in &rec.sets {
-            let Some(desc) = self.md.descs.get(&set.pmid).cloned() else {
+            let Some(desc) = self.descs.get(&set.pmid).cloned() else {
                 self.unknown_pmid += 1;
                 continue;
             };
@@ -427,14 +445,8 @@ impl Converter for PcpSource {
                     self.skipped += 1;
                     continue;
                 };
-                let instance = (desc.indom != INDOM_NULL).then(|| {
-                    self.md
-                        .indoms
-                        .name_at(desc.indom, *inst, rec.time)
-                        .map_or_else(|| inst.to_string(), str::to_string)
-                });
                 let machine = self.machine;
-                let Some(var) = self.var(reg, &desc, *inst, instance.as_deref()) else {
+                let Some(var) = self.var(reg, &desc, *inst, rec.time) else {
                     continue;
                 };
                 let shown = if var.counter {
