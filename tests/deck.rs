@@ -26,61 +26,25 @@ struct Link {
 /// Reads the links of one of our traces (ids of `paje::writer`), with
 /// container names instead of aliases.
 fn links(trace: &Path) -> Vec<Link> {
-    let text = std::fs::read_to_string(trace).unwrap();
-    let mut origin = 0i64;
-    let mut names: HashMap<String, String> = HashMap::new();
-    let mut types: HashMap<String, String> = HashMap::new();
-    let mut values: HashMap<String, String> = HashMap::new();
-    let mut starts: HashMap<String, (i64, String, String, String, i64)> = HashMap::new();
+    let o = read_ours(trace);
+    let mut starts: HashMap<&str, (i64, &[String])> = HashMap::new();
     let mut out = Vec::new();
-    let ns = |s: &str, origin: i64| -> i64 {
-        let (a, b) = s.split_once('.').unwrap();
-        origin + a.parse::<i64>().unwrap() * 1_000_000_000 + b.parse::<i64>().unwrap()
-    };
-    for line in text.lines() {
-        if let Some(o) = line.strip_prefix("# origin ") {
-            origin = o.trim().parse::<i64>().unwrap() * 1_000_000_000;
-            continue;
-        }
-        if line.starts_with('%') || line.starts_with('#') {
-            continue;
-        }
-        let f = paje_fields(line);
-        match f[0].as_str() {
-            "4" => {
-                names.insert(f[5].clone(), f[4].clone());
-            }
-            "10" => {
-                types.insert(f[5].clone(), f[4].clone());
-            }
-            "3" => {
-                values.insert(f.last().unwrap().clone(), f[2].clone());
-            }
+    for (id, t, f) in &o.events {
+        match id.as_str() {
             "13" => {
-                starts.insert(
-                    f[6].clone(),
-                    (
-                        ns(&f[1], origin),
-                        f[3].clone(),
-                        f[4].clone(),
-                        f[5].clone(),
-                        f[7].parse().unwrap(),
-                    ),
-                );
+                starts.insert(&f[6], (*t, f.as_slice()));
             }
             "14" => {
-                let (start, ty, value, from, size) =
-                    starts.remove(&f[6]).expect("start before end here");
-                let seq = f[6].rsplit('_').next().unwrap().parse().unwrap();
+                let (start, s) = starts.remove(f[6].as_str()).expect("start before end here");
                 out.push(Link {
-                    ty: types[&ty].clone(),
-                    value: values[&value].clone(),
-                    from: names[&from].clone(),
-                    to: names[&f[5]].clone(),
-                    seq,
+                    ty: o.name(&s[3]).to_string(),
+                    value: o.name(&s[4]).to_string(),
+                    from: o.name(&s[5]).to_string(),
+                    to: o.name(&f[5]).to_string(),
+                    seq: f[6].rsplit('_').next().unwrap().parse().unwrap(),
                     start,
-                    end: ns(&f[1], origin),
-                    size,
+                    end: *t,
+                    size: s[7].parse().unwrap(),
                 });
             }
             _ => {}
@@ -483,21 +447,12 @@ fn skew(
 
 /// Every (time, line) of the trace body, for comparing two traces.
 fn timed_lines(trace: &Path) -> Vec<(i64, String)> {
-    let text = std::fs::read_to_string(trace).unwrap();
-    let mut v = Vec::new();
-    for line in text
-        .lines()
-        .filter(|l| !l.starts_with('%') && !l.starts_with('#'))
-    {
-        let f = paje_fields(line);
-        if matches!(f[0].as_str(), "4" | "7" | "8" | "11" | "12" | "13" | "14") {
-            let (a, b) = f[1].split_once('.').unwrap();
-            let t = a.parse::<i64>().unwrap() * 1_000_000_000 + b.parse::<i64>().unwrap();
-            let rest = f[2..].join(" ");
-            v.push((t, format!("{} {rest}", f[0])));
-        }
-    }
-    v
+    read_ours(trace)
+        .events
+        .into_iter()
+        .filter(|e| matches!(e.0.as_str(), "4" | "7" | "8" | "11" | "12" | "13" | "14"))
+        .map(|(id, t, f)| (t, format!("{id} {}", f[2..].join(" "))))
+        .collect()
 }
 
 #[test]

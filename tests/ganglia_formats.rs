@@ -127,35 +127,13 @@ fn rrd_dumps_give_the_known_rows_of_the_finest_average() {
 
 /// (host metric) → [(epoch s, value)] of one of our traces.
 fn series(trace: &std::path::Path) -> BTreeMap<String, Vec<(i64, f64)>> {
-    let text = std::fs::read_to_string(trace).unwrap();
-    let mut origin = 0i64;
-    let (mut names, mut types) = (BTreeMap::new(), BTreeMap::new());
+    let o = common::read_ours(trace);
     let mut out: BTreeMap<String, Vec<(i64, f64)>> = BTreeMap::new();
-    for line in text.lines() {
-        if let Some(o) = line.strip_prefix("# origin ") {
-            origin = o.parse().unwrap();
-        }
-        if line.starts_with('%') || line.starts_with('#') {
-            continue;
-        }
-        let f = common::paje_fields(line);
-        match f[0].as_str() {
-            "4" => {
-                names.insert(f[5].clone(), f[4].clone());
-            }
-            "2" => {
-                types.insert(f[4].clone(), f[2].clone());
-            }
-            "6" => {
-                let (a, b) = f[1].split_once('.').unwrap();
-                assert_eq!(b, "000000000", "whole seconds");
-                let k = format!("{} {}", names[&f[2]], types[&f[3]]);
-                out.entry(k)
-                    .or_default()
-                    .push((origin + a.parse::<i64>().unwrap(), f[4].parse().unwrap()));
-            }
-            _ => {}
-        }
+    for (t, f) in o.of("6") {
+        assert_eq!(t % 1_000_000_000, 0, "whole seconds");
+        out.entry(format!("{} {}", o.name(&f[2]), o.name(&f[3])))
+            .or_default()
+            .push((t / 1_000_000_000, f[4].parse().unwrap()));
     }
     out
 }

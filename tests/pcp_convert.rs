@@ -11,35 +11,12 @@ use std::path::Path;
 
 /// (variable name, machine) → [(ns, value)] from one of our traces.
 fn variables(trace: &Path) -> BTreeMap<(String, String), Vec<(i64, f64)>> {
-    let text = std::fs::read_to_string(trace).unwrap();
-    let mut origin = 0;
-    let (mut names, mut types) = (BTreeMap::new(), BTreeMap::new());
+    let o = read_ours(trace);
     let mut out: BTreeMap<(String, String), Vec<(i64, f64)>> = BTreeMap::new();
-    for line in text.lines() {
-        if let Some(o) = line.strip_prefix("# origin ") {
-            origin = o.parse::<i64>().unwrap() * 1_000_000_000;
-        }
-        if line.starts_with('%') || line.starts_with('#') {
-            continue;
-        }
-        let f = paje_fields(line);
-        match f[0].as_str() {
-            "4" => {
-                names.insert(f[5].clone(), f[4].clone());
-            }
-            "2" => {
-                types.insert(f[4].clone(), f[2].clone());
-            }
-            "6" => {
-                let (a, b) = f[1].split_once('.').unwrap();
-                let t =
-                    origin + a.parse::<i64>().unwrap() * 1_000_000_000 + b.parse::<i64>().unwrap();
-                out.entry((types[&f[3]].clone(), names[&f[2]].clone()))
-                    .or_default()
-                    .push((t, f[4].parse().unwrap()));
-            }
-            _ => {}
-        }
+    for (t, f) in o.of("6") {
+        out.entry((o.name(&f[3]).to_string(), o.name(&f[2]).to_string()))
+            .or_default()
+            .push((t, f[4].parse().unwrap()));
     }
     out
 }

@@ -15,40 +15,17 @@ const CAP: &str = "sched/pingpong-pipe";
 /// Per container name: running intervals (start ns, end ns) from the
 /// SetState lines of one of our traces.
 fn running(trace: &Path) -> BTreeMap<String, Vec<(i64, i64)>> {
-    let text = std::fs::read_to_string(trace).unwrap();
-    let mut origin = 0i64;
-    let (mut names, mut values) = (BTreeMap::new(), BTreeMap::new());
-    let mut open: BTreeMap<String, Option<i64>> = BTreeMap::new();
+    let o = read_ours(trace);
+    let mut open: BTreeMap<&str, Option<i64>> = BTreeMap::new();
     let mut out: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
-    for line in text.lines() {
-        if let Some(o) = line.strip_prefix("# origin ") {
-            origin = o.parse::<i64>().unwrap() * 1_000_000_000;
+    for (t, f) in o.of("7") {
+        let c = o.name(&f[2]);
+        let slot = open.entry(c).or_default();
+        if let Some(s) = slot.take() {
+            out.entry(c.to_string()).or_default().push((s, t));
         }
-        if line.starts_with('%') || line.starts_with('#') {
-            continue;
-        }
-        let f = paje_fields(line);
-        match f[0].as_str() {
-            "4" => {
-                names.insert(f[5].clone(), f[4].clone());
-            }
-            "3" => {
-                values.insert(f.last().unwrap().clone(), f[2].clone());
-            }
-            "7" => {
-                let (a, b) = f[1].split_once('.').unwrap();
-                let t =
-                    origin + a.parse::<i64>().unwrap() * 1_000_000_000 + b.parse::<i64>().unwrap();
-                let c = names[&f[2]].clone();
-                let slot = open.entry(c.clone()).or_default();
-                if let Some(s) = slot.take() {
-                    out.entry(c.clone()).or_default().push((s, t));
-                }
-                if values[&f[4]] == "running" {
-                    *slot = Some(t);
-                }
-            }
-            _ => {}
+        if o.name(&f[4]) == "running" {
+            *slot = Some(t);
         }
     }
     out

@@ -158,3 +158,67 @@ pub fn run_ok(args: &[&str], out: &Path) -> String {
     assert_valid(out);
     err
 }
+
+/// One of our traces read back: every alias with its name, and every
+/// timed line as (event id, ns since the epoch, fields).
+pub struct Ours {
+    /// Alias → name, for containers, types and values.
+    pub names: std::collections::HashMap<String, String>,
+    /// Timed lines in file order.
+    pub events: Vec<(String, i64, Vec<String>)>,
+}
+
+impl Ours {
+    /// The name an alias stands for.
+    pub fn name(&self, alias: &str) -> &str {
+        &self.names[alias]
+    }
+
+    /// The timed lines of event `id`.
+    pub fn of<'a>(&'a self, id: &'a str) -> impl Iterator<Item = (i64, &'a [String])> + 'a {
+        self.events
+            .iter()
+            .filter(move |e| e.0 == id)
+            .map(|e| (e.1, e.2.as_slice()))
+    }
+}
+
+/// Reads a trace written by integrador (the ids of `src/paje/writer.rs`;
+/// times relative to the `# origin` line).
+pub fn read_ours(trace: &Path) -> Ours {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let mut origin = 0i64;
+    let mut ours = Ours {
+        names: std::collections::HashMap::new(),
+        events: Vec::new(),
+    };
+    for line in text.lines() {
+        if let Some(o) = line.strip_prefix("# origin ") {
+            origin = o.trim().parse().unwrap();
+        }
+        if line.starts_with('%') || line.starts_with('#') {
+            continue;
+        }
+        let f = paje_fields(line);
+        // Definitions end with their alias; the name is the 3rd field, or
+        // the 5th for containers and link types.
+        match f[0].as_str() {
+            "0" | "1" | "2" | "3" | "9" => {
+                ours.names.insert(f.last().unwrap().clone(), f[2].clone());
+                continue;
+            }
+            "10" => {
+                ours.names.insert(f[5].clone(), f[4].clone());
+                continue;
+            }
+            "4" => {
+                ours.names.insert(f[5].clone(), f[4].clone());
+            }
+            _ => {}
+        }
+        let (a, b) = f[1].split_once('.').unwrap();
+        let ns = (origin + a.parse::<i64>().unwrap()) * 1_000_000_000 + b.parse::<i64>().unwrap();
+        ours.events.push((f[0].clone(), ns, f));
+    }
+    ours
+}
