@@ -74,6 +74,21 @@ impl HostIdentity {
         })
     }
 
+    /// Index keys under which a name is filed so that every name it may be
+    /// [`same`](Self::same) as shares at least one key with it: each of
+    /// its forms, and for the short-name rule the first label of a
+    /// qualified form. Looking a host up then costs its keys, not a scan
+    /// of every host seen.
+    pub fn keys<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
+        self.forms(name).flat_map(move |x| {
+            let label = (self.short_names && x.parse::<IpAddr>().is_err())
+                .then(|| x.split_once('.').map(|(first, _)| first))
+                .flatten()
+                .filter(|l| !l.is_empty());
+            std::iter::once(x).chain(label)
+        })
+    }
+
     /// Every name of the host `name`: its alias list, or itself.
     fn forms<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
         let list = self.aliases(name);

@@ -89,6 +89,8 @@ pub struct Registry {
     grid: Option<ContainerId>,
     clusters: HashMap<String, ContainerId>,
     machines: Vec<(ContainerId, Vec<String>)>,
+    /// `machines` positions by [`HostIdentity::keys`] of their names.
+    machine_keys: HashMap<String, Vec<usize>>,
     machine_cache: HashMap<String, ContainerId>,
     numbered: HashMap<(ContainerId, TypeId, u64), ContainerId>,
     named: HashMap<(ContainerId, TypeId, String), ContainerId>,
@@ -126,6 +128,7 @@ impl Registry {
             grid: None,
             clusters: HashMap::new(),
             machines: Vec::new(),
+            machine_keys: HashMap::new(),
             machine_cache: HashMap::new(),
             numbered: HashMap::new(),
             named: HashMap::new(),
@@ -274,13 +277,22 @@ impl Registry {
             return m;
         }
         let ids = &self.hierarchy.identity;
-        let matches: Vec<usize> = self
-            .machines
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, names))| names.iter().any(|n| ids.same(n, host)))
-            .map(|(i, _)| i)
+        let mut matches: Vec<usize> = ids
+            .keys(host)
+            .filter_map(|k| self.machine_keys.get(k))
+            .flatten()
+            .copied()
+            .filter(|&i| self.machines[i].1.iter().any(|n| ids.same(n, host)))
             .collect();
+        matches.sort_unstable();
+        matches.dedup();
+        let index = matches.first().copied().unwrap_or(self.machines.len());
+        for k in ids.keys(host) {
+            let at = self.machine_keys.entry(k.to_string()).or_default();
+            if at.last() != Some(&index) {
+                at.push(index);
+            }
+        }
         let id = if let Some(&first) = matches.first() {
             let (m, names) = &mut self.machines[first];
             let m = *m;
