@@ -95,7 +95,7 @@ pub struct Cli {
     #[arg(long, value_name = "FILE")]
     pub mpinodes: Option<PathBuf>,
     /// Wall-clock start (epoch seconds) of an MPI run without an anchor
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub mpi_start: Option<String>,
     /// Kernel scheduler traces: .os, ftrace text, trace-cmd report, perf script
     #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append)]
@@ -104,7 +104,7 @@ pub struct Cli {
     #[arg(long, value_name = "FORMAT")]
     pub os_format: Option<OsFormat>,
     /// Boot time (epoch seconds) of boot-relative traces without a marker
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub boot_epoch: Option<String>,
     /// Ganglia data: .traced recordings (gmond XML, rrdtool dumps later)
     #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append)]
@@ -137,7 +137,7 @@ pub struct Cli {
     #[arg(long)]
     pub absolute_time: bool,
     /// How far back in time a source may step and still be sorted
-    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration, allow_hyphen_values = true)]
     pub reorder_window: i64,
     /// No progress, no summary
     #[arg(short = 'q', long)]
@@ -232,14 +232,39 @@ pub struct Config {
     pub quiet: bool,
 }
 
-/// Rewrites the thesis' single-dash options to their `--` form. A word
-/// that starts with `-o` and is not one of those names is refused, so
-/// `-os` can never be read as `-o s` (cli.md).
+/// Options that take exactly one value word (their value is never read
+/// as an option, so `--mpi-start -5` and `-o -` reach clap intact).
+const VALUE_OPTIONS: [&str; 12] = [
+    "-o",
+    "--output",
+    "--deck-map",
+    "--mpinodes",
+    "--mpi-start",
+    "--os-format",
+    "--boot-epoch",
+    "--ganglia-format",
+    "--ganglia-collector",
+    "--sync",
+    "--hierarchy",
+    "--reorder-window",
+];
+
+/// The single-dash words clap knows besides the thesis options.
+const SHORT_FLAGS: [&str; 4] = ["-o", "-q", "-h", "-V"];
+
+/// Rewrites the thesis' single-dash options to their `--` form. Any other
+/// single-dash word that is not exactly a short flag is refused with the
+/// closest option as a suggestion: clap would read `-hierachy` as `-h`
+/// (help, exit 0) and `-gangila` as `-g`, so a typo could succeed
+/// silently (cli.md: a single-dash word that is not exactly an option is
+/// a usage problem).
 pub fn rewrite_thesis_options<I: IntoIterator<Item = OsString>>(args: I) -> Result<Vec<OsString>> {
     let mut out = Vec::new();
     let mut rest = false;
+    let mut value_next = false;
     for (i, arg) in args.into_iter().enumerate() {
-        if i == 0 || rest {
+        let takes_value = std::mem::take(&mut value_next);
+        if i == 0 || rest || takes_value {
             out.push(arg);
             continue;
         }
@@ -247,19 +272,60 @@ pub fn rewrite_thesis_options<I: IntoIterator<Item = OsString>>(args: I) -> Resu
             out.push(arg);
             continue;
         };
-        if s == "--" {
+        if i == 1 && s == "check" {
+            // The subcommand's words are its own.
+            rest = true;
+        } else if s == "--" {
             rest = true;
         } else if let Some(name) = s.strip_prefix('-').filter(|n| THESIS_OPTIONS.contains(n)) {
+            value_next = VALUE_OPTIONS.contains(&format!("--{name}").as_str());
             out.push(OsString::from(format!("--{name}")));
             continue;
-        } else if s.starts_with("-o") && s.len() > 2 {
-            return Err(Error::usage(format!(
-                "unknown option `{s}`; the output file is given as `-o FILE`"
-            )));
+        } else if s.starts_with("--") {
+            value_next = VALUE_OPTIONS.contains(&s);
+        } else if s.starts_with('-') && s.len() > 1 && s.parse::<f64>().is_err() {
+            if SHORT_FLAGS.contains(&s) {
+                value_next = s == "-o";
+            } else {
+                return Err(unknown_single_dash(s));
+            }
         }
         out.push(arg);
     }
     Ok(out)
+}
+
+/// The usage error for a single-dash word that is no option, with the
+/// closest option spelled as it can be given.
+fn unknown_single_dash(word: &str) -> Error {
+    use clap::CommandFactory;
+    let name = word.trim_start_matches('-');
+    let mut best: Option<(f64, String)> = None;
+    let cmd = Cli::command();
+    for long in cmd.get_arguments().filter_map(|a| a.get_long()) {
+        if long == "help" || long == "version" {
+            continue;
+        }
+        let score = strsim::jaro_winkler(name, long);
+        if best.as_ref().is_none_or(|(b, _)| score > *b) {
+            let spelled = if THESIS_OPTIONS.contains(&long) {
+                format!("-{long}")
+            } else {
+                format!("--{long}")
+            };
+            best = Some((score, spelled));
+        }
+    }
+    let hint = match best {
+        Some((score, spelled)) if score >= 0.7 => format!("; did you mean `{spelled}`?"),
+        _ => "; see --help for the options".to_string(),
+    };
+    let output = if word.starts_with("-o") {
+        " (the output file is given as `-o FILE`)"
+    } else {
+        ""
+    };
+    Error::usage(format!("unknown option `{word}`{output}{hint}"))
 }
 
 impl Cli {
@@ -355,8 +421,9 @@ impl Cli {
 /// twice is read once.
 pub fn expand(words: &[String]) -> Result<Vec<PathBuf>> {
     let mut out: Vec<PathBuf> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for w in words {
-        if w.contains(['*', '?', '[']) {
+        if w.contains(['*', '?', '[']) && !std::path::Path::new(w).exists() {
             let paths = glob::glob(w).map_err(|e| Error::usage(format!("bad glob `{w}`: {e}")))?;
             let mut matched: Vec<PathBuf> = Vec::new();
             for p in paths {
@@ -369,13 +436,13 @@ pub fn expand(words: &[String]) -> Result<Vec<PathBuf>> {
             }
             matched.sort();
             for p in matched {
-                if !out.contains(&p) {
+                if seen.insert(p.clone()) {
                     out.push(p);
                 }
             }
         } else {
             let p = PathBuf::from(w);
-            if !out.contains(&p) {
+            if seen.insert(p.clone()) {
                 out.push(p);
             }
         }

@@ -19,6 +19,8 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<ExitCode, Error> {
+    integrador::output::install_signal_cleanup();
+    integrador::output::raise_file_limit();
     let args = rewrite_thesis_options(std::env::args_os())?;
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,

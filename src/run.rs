@@ -15,13 +15,14 @@ use crate::convert::{
 };
 use crate::error::{Error, Result};
 use crate::hierarchy::Hierarchy;
+use crate::input;
 use crate::merge::Merge;
+use crate::output::Target;
 use crate::paje::writer::{PajeWriter, WriteStats};
 use crate::registry::Registry;
 use crate::source::{EventSource, SourceStats};
-use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Read, Write};
-use std::path::Path;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 
 /// A host whose clock a source asked for, and what the sync file said.
 #[derive(Debug, Clone)]
@@ -57,7 +58,7 @@ fn open_sync(cfg: &Config, hierarchy: &Hierarchy) -> Result<Option<SyncTable>> {
     let Some(path) = &cfg.sync else {
         return Ok(None);
     };
-    let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
+    let file = input::open(path).map_err(|e| Error::in_file(path, e))?;
     let decoded =
         integrador_timesync::read(io::BufReader::new(file)).map_err(|e| Error::in_file(path, e))?;
     let fit = if cfg.sync_fit {
@@ -68,20 +69,54 @@ fn open_sync(cfg: &Config, hierarchy: &Hierarchy) -> Result<Option<SyncTable>> {
     SyncTable::from_file(path, &decoded, fit).map(Some)
 }
 
+/// The start of `path` for content detection (kept for its reader when
+/// the input is a pipe).
 fn head(path: &Path) -> Result<Vec<u8>> {
-    let mut f = File::open(path).map_err(|e| Error::in_file(path, e))?;
-    let mut buf = vec![0; 4096];
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::in_file(path, e)),
+    input::head(path, 4096).map_err(|e| Error::in_file(path, e))
+}
+
+/// Every input file of the run with the option that names it, as far as
+/// the command line tells them: the output must be none of them.
+fn named_inputs(cfg: &Config) -> Result<Vec<(&'static str, PathBuf)>> {
+    let mut out: Vec<(&'static str, PathBuf)> = Vec::new();
+    let one = [
+        ("-hierarchy", &cfg.hierarchy),
+        ("-sync", &cfg.sync),
+        ("-mpinodes", &cfg.mpinodes),
+        ("--deck-map", &cfg.deck_map),
+    ];
+    for (option, p) in one {
+        if let Some(p) = p {
+            out.push((option, p.clone()));
         }
     }
-    buf.truncate(n);
-    Ok(buf)
+    let lists = [
+        ("-deck", &cfg.deck),
+        ("-mpi", &cfg.mpi),
+        ("-os", &cfg.os),
+        ("-pcp", &cfg.pcp),
+    ];
+    for (option, paths) in lists {
+        out.extend(paths.iter().map(|p| (option, p.clone())));
+    }
+    for p in &cfg.ganglia {
+        out.push(("-ganglia", p.clone()));
+        if p.is_dir() {
+            let mut below = Vec::new();
+            files_below(p, &mut below)?;
+            out.extend(below.into_iter().map(|f| ("-ganglia", f)));
+        }
+    }
+    // A PCP argument may be a base name that is no file: its archive's
+    // files are the inputs.
+    if let Ok((archives, _)) = crate::convert::pcp::archives(&cfg.pcp) {
+        for a in archives {
+            out.push(("-pcp", a.meta.clone()));
+            out.extend(a.index.clone().map(|i| ("-pcp", i)));
+            out.extend(a.volumes.iter().map(|v| ("-pcp", v.path.clone())));
+        }
+    }
+    Ok(out)
 }
 
 /// The reorder window of a series of Ganglia XML snapshots: gmond's
@@ -107,10 +142,24 @@ fn files_below(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<()> {
 
 /// Runs an integration. Progress goes to stderr when it is a terminal.
 pub fn integrate(cfg: &Config) -> Result<RunReport> {
+    // The output is settled before any input is read: a wrong -o fails at
+    // once, and an input named as the output is never touched.
+    let target = Target::resolve(&cfg.output)?;
+    let inputs = named_inputs(cfg)?;
+    target.refuse_inputs(inputs.iter().map(|(o, p)| (*o, p.as_path())))?;
+    let _streams = input::Scope::enter(inputs.iter().map(|(_, p)| p.as_path()));
+    // Created now so that an unwritable place fails before the work; the
+    // temporary file is removed on any error or ending signal.
+    let sink = target.create()?;
+    let partial = sink.partial_on_failure();
+    let target_name = target.shown();
     let hierarchy = match &cfg.hierarchy {
         Some(p) => Hierarchy::load(p)?,
         None => Hierarchy::builtin(),
     };
+    if let Some(map) = hierarchy.deck.map.as_deref() {
+        target.refuse_inputs([("the hierarchy's [deck] map", map)])?;
+    }
     let sync = open_sync(cfg, &hierarchy)?;
     let mut reg = Registry::new(hierarchy);
     let mut clocks: Vec<ClockUse> = Vec::new();
@@ -269,6 +318,12 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         )?));
     }
 
+    if let Some(p) = cfg.pcp.iter().find(|p| input::is_read_once(p)) {
+        return Err(Error::in_file(
+            p,
+            "a PCP archive is several files (NAME.meta, NAME.0, ...) read by name: give the archive's files or base name, not a pipe",
+        ));
+    }
     let (archives, ignored) = crate::convert::pcp::archives(&cfg.pcp)?;
     for a in archives {
         sources.push(Box::new(PcpSource::open(
@@ -309,33 +364,6 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         pb
     });
 
-    // A file is written under a temporary name in the same directory and
-    // renamed at the end, so a failed run never leaves a partial trace
-    // under the final name (the temporary file is removed when `tmp` is
-    // dropped on an error path).
-    let (sink, tmp): (Box<dyn Write>, Option<tempfile::NamedTempFile>) = match &cfg.output {
-        Output::Stdout => (Box::new(io::stdout().lock()), None),
-        Output::File(path) => {
-            let dir = match path.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => Path::new("."),
-            };
-            let tmp = tempfile::Builder::new()
-                .prefix(".integrador-")
-                .suffix(".paje.tmp")
-                .tempfile_in(dir)
-                .map_err(|e| Error::in_file(dir, format!("cannot create the output: {e}")))?;
-            let file = tmp
-                .as_file()
-                .try_clone()
-                .map_err(|e| Error::in_file(path, e))?;
-            (Box::new(file), Some(tmp))
-        }
-    };
-    let target = match &cfg.output {
-        Output::Stdout => "standard output".to_string(),
-        Output::File(path) => path.display().to_string(),
-    };
     let out = BufWriter::with_capacity(1 << 18, sink);
     let (out, written) = match write_all(
         &mut merge,
@@ -348,22 +376,21 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         Ok(done) => done,
         // A reader that stops early (`integrador ... -o - | head`) is not
         // an error of ours.
-        Err(WriteError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe && tmp.is_none() => {
+        Err(WriteError::Io(e))
+            if e.kind() == io::ErrorKind::BrokenPipe && matches!(target, Target::Stdout) =>
+        {
             return Err(Error::broken_pipe());
         }
-        Err(e) => return Err(io_error(e, &target)),
+        Err(e) => return Err(io_error(e, &target_name, partial)),
     };
-    drop(
-        out.into_inner()
-            .map_err(|e| Error::input(format!("{target}: write error: {}", e.error())))?,
-    );
-    if let (Some(tmp), Output::File(path)) = (tmp, &cfg.output) {
-        tmp.as_file()
-            .sync_all()
-            .map_err(|e| Error::in_file(path, e))?;
-        tmp.persist(path)
-            .map_err(|e| Error::in_file(path, e.error))?;
-    }
+    let sink = out.into_inner().map_err(|e| {
+        io_error(
+            WriteError::Io(io::Error::new(e.error().kind(), e.error().to_string())),
+            &target_name,
+            partial,
+        )
+    })?;
+    sink.commit(&target_name)?;
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }
@@ -400,9 +427,15 @@ enum WriteError {
     Input(Error),
 }
 
-fn io_error(e: WriteError, what: &str) -> Error {
+fn io_error(e: WriteError, what: &str, partial: bool) -> Error {
     match e {
+        WriteError::Io(e) if partial => Error::input(format!(
+            "{what}: write error: {e}; the output is incomplete (a FIFO or device cannot be taken back)"
+        )),
         WriteError::Io(e) => Error::input(format!("{what}: write error: {e}")),
+        WriteError::Input(e) if partial => Error::input(format!(
+            "{e} (the trace written to {what} so far is incomplete)"
+        )),
         WriteError::Input(e) => e,
     }
 }

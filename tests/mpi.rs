@@ -1078,7 +1078,8 @@ fn start_from_the_hierarchy_and_hosts_required() {
         "-o",
         trace.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // A missing -mpinodes is a missing option: a usage problem (cli.md).
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("rank 0: no host"), "{}", stderr(&o));
     let nodes = out.path().join("nodes");
     std::fs::write(&nodes, "old1\n").unwrap();

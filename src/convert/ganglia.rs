@@ -17,7 +17,6 @@ use integrador_ganglia::rrd::{host_metric, RrdDump};
 use integrador_ganglia::xml::{Entry, XmlReader};
 use integrador_ganglia::{Sample, TracedReader};
 use std::collections::{HashMap, VecDeque};
-use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
@@ -77,7 +76,7 @@ impl Metrics {
 /// Converts a `.traced` file.
 pub struct TracedSource {
     path: PathBuf,
-    reader: TracedReader<BufReader<File>>,
+    reader: TracedReader<BufReader<crate::input::Reader>>,
     sample: Sample,
     cluster: Option<String>,
     metrics: Metrics,
@@ -102,9 +101,12 @@ impl TracedSource {
         reg: &Registry,
         clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
     ) -> Result<Converted<TracedSource>> {
-        let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
-        let reader = TracedReader::new(BufReader::with_capacity(1 << 16, file))
-            .map_err(|e| Error::in_file(path, e))?;
+        let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+        let reader = TracedReader::new(BufReader::with_capacity(
+            crate::input::buffer_size(path),
+            file,
+        ))
+        .map_err(|e| Error::in_file(path, e))?;
         let header = reader.header().clone();
         // conventions.md §2: a header line wins over the hierarchy file.
         let collector = header
@@ -214,7 +216,7 @@ fn keep(
 pub struct XmlSource {
     files: Vec<PathBuf>,
     next_file: usize,
-    reader: Option<XmlReader<BufReader<File>>>,
+    reader: Option<XmlReader<BufReader<crate::input::Reader>>>,
     entry: Entry,
     /// Recent sample times per (host, metric).
     seen: HashMap<(String, String), VecDeque<i64>>,
@@ -270,7 +272,7 @@ impl XmlSource {
                 let Some(path) = self.files.get(self.next_file) else {
                     return Ok(false);
                 };
-                let f = File::open(path).map_err(|e| Error::in_file(path, e))?;
+                let f = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
                 self.reader = Some(XmlReader::new(BufReader::with_capacity(1 << 16, f)));
                 self.next_file += 1;
             }
@@ -370,7 +372,7 @@ impl RrdSource {
         reg: &Registry,
         clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
     ) -> Result<Converted<RrdSource>> {
-        let f = File::open(path).map_err(|e| Error::in_file(path, e))?;
+        let f = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
         let d = RrdDump::read(BufReader::new(f)).map_err(|e| Error::in_file(path, e))?;
         let Some((host, metric)) = host_metric(path) else {
             return Err(Error::in_file(path, "cannot tell host and metric from the file name (<host>.<metric>.xml or <host>/<metric>.xml)"));

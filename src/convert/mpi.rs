@@ -29,8 +29,7 @@ use integrador_clog::clog2::cargo_string;
 use integrador_clog::{Body, Clog2Reader, CommEntry, Format, LegacyReader, Record};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
-use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 /// The anchor's event name (conventions.md §5).
@@ -54,20 +53,15 @@ pub struct MpiSetup<'a> {
 }
 
 enum Reader {
-    Clog2(Clog2Reader<BufReader<File>>),
-    Legacy(LegacyReader<BufReader<File>>),
+    Clog2(Clog2Reader<BufReader<crate::input::Reader>>),
+    Legacy(LegacyReader<BufReader<crate::input::Reader>>),
 }
 
 impl Reader {
     fn open(path: &Path) -> Result<Reader> {
-        let mut file = File::open(path).map_err(|e| Error::in_file(path, e))?;
-        let mut head = Vec::with_capacity(64);
-        (&mut file)
-            .take(64)
-            .read_to_end(&mut head)
-            .map_err(|e| Error::in_file(path, e))?;
-        let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
-        let buf = BufReader::with_capacity(1 << 16, file);
+        let head = crate::input::head(path, 64).map_err(|e| Error::in_file(path, e))?;
+        let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+        let buf = BufReader::with_capacity(crate::input::buffer_size(path), file);
         match integrador_clog::detect(&head) {
             Some(Format::Clog2) => Ok(Reader::Clog2(
                 Clog2Reader::new(buf).map_err(|e| Error::in_file(path, e))?,
@@ -482,10 +476,19 @@ impl MpiSource {
             })
             .filter(|h| !h.is_empty())
             .ok_or_else(|| {
-                Error::in_file(
-                    path,
-                    format!("rank {w}: no host: the log records no processor name for it; give the MPI nodes file (-mpinodes)"),
-                )
+                // A missing option is a usage problem (cli.md); a nodes
+                // file given but too short is a problem of that input.
+                let what = format!(
+                    "{}: rank {w}: no host: the log records no processor name for it",
+                    path.display()
+                );
+                match setup.nodes {
+                    None => Error::usage(format!("{what}; give the MPI nodes file (-mpinodes)")),
+                    Some(n) => Error::input(format!(
+                        "{what}, and the MPI nodes file {} places no rank {w}",
+                        n.display()
+                    )),
+                }
             })?;
             let machine = reg.machine(&host, None);
             let (offset, container) = match anchors.get(&w) {

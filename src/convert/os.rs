@@ -13,14 +13,13 @@ use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
 use integrador_sched::{OsKind, OsReader};
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 /// Converts an `.os` file.
 pub struct OsSource {
     path: PathBuf,
-    reader: OsReader<BufReader<File>>,
+    reader: OsReader<BufReader<crate::input::Reader>>,
     machine: ContainerId,
     thread_of: HashMap<u32, u32>,
     rows: HashMap<u32, (ContainerId, ValueId, ValueId, TypeId)>,
@@ -43,9 +42,12 @@ impl OsSource {
         reg: &mut Registry,
         clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
     ) -> Result<Converted<OsSource>> {
-        let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
-        let reader = OsReader::new(BufReader::with_capacity(1 << 16, file))
-            .map_err(|e| Error::in_file(path, e))?;
+        let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+        let reader = OsReader::new(BufReader::with_capacity(
+            crate::input::buffer_size(path),
+            file,
+        ))
+        .map_err(|e| Error::in_file(path, e))?;
         reg.required_level(Role::Process, &format!("{}: kernel traces", path.display()))?;
         let host = host_of(path, reader.header().host.as_deref());
         if host.is_empty() {

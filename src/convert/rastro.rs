@@ -29,7 +29,6 @@ use crate::source::{Converted, Converter, MessageStats, SourceStats, Timeline};
 use integrador_rastro::{End, Record, RstReader};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -65,7 +64,7 @@ impl Key {
 /// One input file and its reader for the current pass.
 struct Input {
     path: PathBuf,
-    reader: RstReader<File>,
+    reader: RstReader<crate::input::Reader>,
     rec: Record,
     /// Corrected time of `rec`.
     time: i64,
@@ -78,8 +77,8 @@ struct Input {
 }
 
 impl Input {
-    fn open(path: &Path) -> Result<(RstReader<File>, integrador_rastro::Init)> {
-        let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
+    fn open(path: &Path) -> Result<(RstReader<crate::input::Reader>, integrador_rastro::Init)> {
+        let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
         let reader = RstReader::new(file).map_err(|e| Error::in_file(path, e))?;
         let init = reader.init().clone();
         Ok((reader, init))

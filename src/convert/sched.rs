@@ -20,7 +20,6 @@ use integrador_sched::text::{kernel_state, Event, Kind, TextReader};
 use integrador_sched::Format;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -55,8 +54,11 @@ impl Anchor {
 /// The offset of the first `integrador_epoch=` marker of a trace, if any
 /// (markers are written at the start of a capture, so the scan is short).
 fn find_marker(path: &Path, format: Format) -> Result<Option<i64>> {
-    let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
-    let mut r = TextReader::new(BufReader::with_capacity(1 << 16, file), format);
+    let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+    let mut r = TextReader::new(
+        BufReader::with_capacity(crate::input::buffer_size(path), file),
+        format,
+    );
     while let Some(ev) = r.next_event().map_err(|e| Error::in_file(path, e))? {
         if let Kind::Marker(text) = &ev.kind {
             if let Some(rest) = text.split(MARKER).nth(1) {
@@ -88,7 +90,7 @@ fn fmt_epoch(ns: i64) -> String {
 /// The host a text trace describes: a `# host <name>` line, else the
 /// hierarchy's `[os] host`, else the file stem.
 fn host_of(path: &Path, configured: Option<&str>) -> Result<String> {
-    let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
+    let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
     for line in BufReader::new(file).lines().take(64) {
         let line = line.map_err(|e| Error::in_file(path, e))?;
         if let Some(h) = line.trim().strip_prefix("# host ") {
@@ -116,7 +118,7 @@ struct Row {
 pub struct SchedSource {
     path: PathBuf,
     format: Format,
-    reader: TextReader<BufReader<File>>,
+    reader: TextReader<BufReader<crate::input::Reader>>,
     cpus: Cpus,
     switches: Vec<Switch>,
     /// Ops waiting until no inferred switch can come before them:
@@ -184,8 +186,11 @@ impl SchedSource {
         };
         let host = host_of(path, reg.hierarchy.os.host.as_deref())?;
         let machine = reg.machine(&host, None);
-        let file = File::open(path).map_err(|e| Error::in_file(path, e))?;
-        let reader = TextReader::new(BufReader::with_capacity(1 << 16, file), format);
+        let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+        let reader = TextReader::new(
+            BufReader::with_capacity(crate::input::buffer_size(path), file),
+            format,
+        );
         let mut notes = vec![match anchor {
             Anchor::Marker(o) => format!(
                 "{format:?} text of host {host}; trace clock placed by its {MARKER} marker: boot at {}",

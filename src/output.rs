@@ -1,0 +1,438 @@
+//! Where the trace goes, settled before any input is read, and written so
+//! that no data is ever lost (cli.md, "Exit codes"):
+//!
+//! * a regular file, new or old, is written under a temporary name in its
+//!   own directory and renamed over the final name only once it is whole,
+//!   so a failed or interrupted run leaves the old file intact and two
+//!   runs on one path end with one complete trace;
+//! * a symlink is followed: its target is written that way, the link kept;
+//! * a FIFO, character device or socket (`>(cmd)`, `/dev/fd/N`, a device
+//!   node) is written in place, since renaming over it would replace it;
+//! * `-` is standard output.
+//!
+//! An output that is one of the inputs is refused by device and inode,
+//! which catches hard links and symlinks as well as the same name.
+
+use crate::cli::Output;
+use crate::error::{Error, Result};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+/// The output, resolved.
+#[derive(Debug)]
+pub enum Target {
+    /// Standard output.
+    Stdout,
+    /// A regular file written under a temporary name and renamed.
+    Replace {
+        /// The file to replace or create, symlinks resolved.
+        path: PathBuf,
+        /// As the user named it, for messages.
+        shown: PathBuf,
+        /// The existing file's mode and owner, kept by the new one.
+        old: Option<fs::Metadata>,
+    },
+    /// A FIFO, device or socket, written straight through.
+    Through {
+        /// As the user named it.
+        path: PathBuf,
+    },
+}
+
+/// Follows `path` through symlinks to the name that should be written,
+/// even when the last link dangles (then its target is a new file).
+fn follow(path: &Path) -> Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = fs::read_link(&p).map_err(|e| Error::in_file(&p, e))?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(Error::in_file(
+        path,
+        "too many levels of symbolic links for the output",
+    ))
+}
+
+impl Target {
+    /// Classifies the output and checks that it can be written: its
+    /// directory exists, it is not a directory, standard output is open.
+    pub fn resolve(out: &Output) -> Result<Target> {
+        let shown = match out {
+            Output::Stdout => {
+                stdout_is_open()?;
+                return Ok(Target::Stdout);
+            }
+            Output::File(p) => p.clone(),
+        };
+        if shown.as_os_str().is_empty() {
+            return Err(Error::usage("-o: the output file name is empty"));
+        }
+        match fs::metadata(&shown) {
+            Ok(m) if m.is_dir() => {
+                return Err(Error::in_file(
+                    &shown,
+                    "the output is a directory: give a file name, as -o DIR/trace.paje",
+                ))
+            }
+            Ok(m) if !m.is_file() => return Ok(Target::Through { path: shown }),
+            Ok(_) | Err(_) => {}
+        }
+        let path = follow(&shown)?;
+        let old = match fs::metadata(&path) {
+            Ok(m) => Some(m),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::in_file(&shown, e)),
+        };
+        if shown.as_os_str().to_string_lossy().ends_with('/') && old.is_none() {
+            return Err(Error::in_file(
+                &shown,
+                "the output names a directory: give a file name, as -o DIR/trace.paje",
+            ));
+        }
+        let dir = parent_dir(&path);
+        match fs::metadata(dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(Error::in_file(
+                    &shown,
+                    format!(
+                        "cannot create the output: {} is not a directory",
+                        dir.display()
+                    ),
+                ))
+            }
+            Err(e) => {
+                return Err(Error::in_file(
+                    &shown,
+                    format!("cannot create the output in {}: {e}", dir.display()),
+                ))
+            }
+        }
+        Ok(Target::Replace { path, shown, old })
+    }
+
+    /// Device and inode of what would be overwritten, if it exists and is
+    /// a file or FIFO (a terminal or /dev/null as both input and output
+    /// overwrites nothing).
+    fn identity(&self) -> Option<(u64, u64)> {
+        let m = match self {
+            Target::Stdout => fstat_stdout()?,
+            Target::Replace { old, .. } => old.clone()?,
+            Target::Through { path } => fs::metadata(path).ok()?,
+        };
+        (m.is_file() || m.file_type().is_fifo()).then(|| (m.dev(), m.ino()))
+    }
+
+    /// How messages name the output.
+    pub fn shown(&self) -> String {
+        match self {
+            Target::Stdout => "standard output".into(),
+            Target::Replace { shown, .. } | Target::Through { path: shown } => {
+                shown.display().to_string()
+            }
+        }
+    }
+
+    /// Refuses an output that is one of `inputs` (option, path): exit 2,
+    /// naming both; the input is untouched.
+    pub fn refuse_inputs<'a>(
+        &self,
+        inputs: impl IntoIterator<Item = (&'a str, &'a Path)>,
+    ) -> Result<()> {
+        let Some(out) = self.identity() else {
+            return Ok(());
+        };
+        for (option, path) in inputs {
+            let Ok(m) = fs::metadata(path) else { continue };
+            if (m.dev(), m.ino()) == out {
+                let what = match self {
+                    Target::Stdout => "standard output".to_string(),
+                    _ => format!("-o {}", self.shown()),
+                };
+                return Err(Error::usage(format!(
+                    "{what} is the input {} ({option}): refusing to overwrite an input; write the trace elsewhere",
+                    path.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens the output for writing. For a regular file this creates the
+    /// temporary file, which the signal handlers remove if the run is
+    /// interrupted.
+    pub fn create(&self) -> Result<Sink> {
+        match self {
+            Target::Stdout => Ok(Sink::Stdout(io::stdout().lock())),
+            Target::Through { path } => {
+                let file = OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(|e| Error::in_file(path, format!("cannot open the output: {e}")))?;
+                Ok(Sink::Through(file))
+            }
+            Target::Replace { path, shown, old } => {
+                let dir = parent_dir(path);
+                let _quiet = SignalsBlocked::new();
+                let tmp = tempfile::Builder::new()
+                    .prefix(".integrador-")
+                    .suffix(".paje.tmp")
+                    // The kernel applies the umask: 0666 & ~umask, as any
+                    // new file; an existing file's mode is restored below.
+                    .permissions(fs::Permissions::from_mode(0o666))
+                    .tempfile_in(dir)
+                    .map_err(|e| {
+                        Error::in_file(
+                            shown,
+                            format!("cannot create the output in {}: {e}", dir.display()),
+                        )
+                    })?;
+                if let Some(m) = old {
+                    tmp.as_file()
+                        .set_permissions(fs::Permissions::from_mode(m.mode() & 0o7777))
+                        .map_err(|e| Error::in_file(shown, e))?;
+                    // Keeping the owner needs privileges; without them the
+                    // new file is the user's own, as with any editor.
+                    let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(m.uid()), Some(m.gid()));
+                }
+                set_pending(Some(tmp.path()));
+                let file = tmp
+                    .as_file()
+                    .try_clone()
+                    .map_err(|e| Error::in_file(shown, e))?;
+                Ok(Sink::Temp {
+                    tmp,
+                    file,
+                    path: path.clone(),
+                    guard: PendingGuard(()),
+                })
+            }
+        }
+    }
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Where the bytes go while the trace is written.
+pub enum Sink {
+    /// Standard output.
+    Stdout(io::StdoutLock<'static>),
+    /// A temporary file renamed to `path` by [`Sink::commit`].
+    Temp {
+        /// Removed when dropped uncommitted.
+        tmp: tempfile::NamedTempFile,
+        /// A second handle for writing.
+        file: File,
+        /// The final name.
+        path: PathBuf,
+        /// Unregisters the temporary name.
+        guard: PendingGuard,
+    },
+    /// A FIFO or device.
+    Through(File),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Stdout(s) => s.write(buf),
+            Sink::Temp { file, .. } | Sink::Through(file) => file.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Stdout(s) => s.flush(),
+            Sink::Temp { file, .. } | Sink::Through(file) => file.flush(),
+        }
+    }
+}
+
+impl Sink {
+    /// Makes the written trace the output: syncs and renames a temporary
+    /// file over the final name.
+    pub fn commit(self, shown: &str) -> Result<()> {
+        match self {
+            Sink::Stdout(mut s) => s
+                .flush()
+                .map_err(|e| Error::input(format!("standard output: write error: {e}"))),
+            Sink::Through(f) => {
+                drop(f);
+                Ok(())
+            }
+            Sink::Temp {
+                tmp,
+                file,
+                path,
+                guard,
+            } => {
+                drop(file);
+                tmp.as_file()
+                    .sync_all()
+                    .map_err(|e| Error::input(format!("{shown}: write error: {e}")))?;
+                let _quiet = SignalsBlocked::new();
+                let done = tmp.persist(&path).map_err(|e| {
+                    Error::input(format!(
+                        "{shown}: cannot rename the finished trace into place: {}",
+                        e.error
+                    ))
+                });
+                drop(guard);
+                done.map(drop)
+            }
+        }
+    }
+
+    /// True when a failed write leaves a partial output behind (a FIFO or
+    /// device cannot be taken back), so the message must say so.
+    pub fn partial_on_failure(&self) -> bool {
+        matches!(self, Sink::Through(_))
+    }
+}
+
+/// Clears the pending name when the temporary file goes, committed or
+/// not: the NamedTempFile removes an uncommitted file itself, and the
+/// handler must not remove a name that may be reused.
+pub struct PendingGuard(());
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        let _quiet = SignalsBlocked::new();
+        set_pending(None);
+    }
+}
+
+/// The temporary file to remove if a signal ends the run: a leaked C
+/// string, swapped only with the signals blocked so the handler never
+/// sees it half-freed.
+static PENDING: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+
+fn set_pending(path: Option<&Path>) {
+    use std::os::unix::ffi::OsStrExt;
+    let new = path
+        .and_then(|p| std::ffi::CString::new(p.as_os_str().as_bytes()).ok())
+        .map_or(std::ptr::null_mut(), std::ffi::CString::into_raw);
+    let old = PENDING.swap(new, Ordering::SeqCst);
+    if !old.is_null() {
+        // SAFETY: every non-null value stored comes from CString::into_raw
+        // above, and this swap removed it, so nobody else frees it.
+        drop(unsafe { std::ffi::CString::from_raw(old) });
+    }
+}
+
+/// The signals that end a run early: SIGINT, SIGTERM, SIGHUP.
+const ENDING: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// Installs the handlers that remove the temporary file on SIGINT,
+/// SIGTERM and SIGHUP, then end the process by the same signal (so the
+/// shell sees 128+n and a script loop stops too).
+pub fn install_signal_cleanup() {
+    for sig in ENDING {
+        // SAFETY: the action only reads an atomic pointer, calls unlink(2)
+        // and re-raises the signal, all async-signal-safe.
+        let _ = unsafe {
+            signal_hook::low_level::register(sig, move || {
+                let p = PENDING.load(Ordering::SeqCst);
+                if !p.is_null() {
+                    libc::unlink(p);
+                }
+                let _ = signal_hook::low_level::emulate_default_handler(sig);
+            })
+        };
+    }
+}
+
+/// Blocks the ending signals while the pending name changes hands.
+struct SignalsBlocked(libc::sigset_t);
+
+impl SignalsBlocked {
+    fn new() -> SignalsBlocked {
+        // SAFETY: plain sigset manipulation on values owned here.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for s in ENDING {
+                libc::sigaddset(&mut set, s);
+            }
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            SignalsBlocked(old)
+        }
+    }
+}
+
+impl Drop for SignalsBlocked {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved by `new`.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut());
+        }
+    }
+}
+
+fn fstat_stdout() -> Option<fs::Metadata> {
+    use std::os::fd::AsFd;
+    let fd = io::stdout().as_fd().try_clone_to_owned().ok()?;
+    File::from(fd).metadata().ok()
+}
+
+/// Fails when standard output was closed (`-o - >&-`). Rust's runtime
+/// reopens a closed descriptor 1 on /dev/null read-write before main, so
+/// that is what a closed stdout looks like; a shell's `>/dev/null` opens
+/// it write-only.
+fn stdout_is_open() -> Result<()> {
+    let closed = || {
+        Error::input("standard output is closed: give -o FILE, or connect it (`> file`, `| cmd`)")
+    };
+    let Some(m) = fstat_stdout() else {
+        return Err(closed());
+    };
+    let null = m.file_type().is_char_device() && m.rdev() == libc::makedev(1, 3);
+    if null {
+        // SAFETY: F_GETFL on descriptor 1 reads its flags only.
+        let flags = unsafe { libc::fcntl(1, libc::F_GETFL) };
+        if flags >= 0 && flags & libc::O_ACCMODE == libc::O_RDWR {
+            return Err(closed());
+        }
+    }
+    Ok(())
+}
+
+/// Raises the soft limit on open files to the hard one: a glob of many
+/// inputs should not fail for a default of 1024. Returns the limit now in
+/// force, for messages.
+pub fn raise_file_limit() -> u64 {
+    // SAFETY: getrlimit/setrlimit on a struct owned here.
+    unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return 0;
+        }
+        if lim.rlim_cur < lim.rlim_max {
+            let want = libc::rlimit {
+                rlim_cur: lim.rlim_max,
+                rlim_max: lim.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &want) == 0 {
+                return want.rlim_cur as u64;
+            }
+        }
+        lim.rlim_cur as u64
+    }
+}
