@@ -259,7 +259,9 @@ impl EventMap {
 
     /// Loads a map file.
     pub fn load(path: &Path) -> Result<EventMap> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::in_file(path, e))?;
+        let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+        let text = integrador_lines::read_to_string_bounded(file, 16 << 20)
+            .map_err(|e| Error::in_file(path, format!("event map: {e}")))?;
         EventMap::parse(&text, &path.display().to_string())
     }
 

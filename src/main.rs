@@ -36,7 +36,9 @@ fn run() -> Result<ExitCode, Error> {
     }
     let cfg = cli.resolve()?;
     let report = integrador::run::integrate(&cfg)?;
-    if !cfg.quiet {
+    if cfg.quiet {
+        let _ = integrador::summary::write_warnings(&mut io::stderr().lock(), &report);
+    } else {
         let _ = integrador::summary::write(&mut io::stderr().lock(), &report);
     }
     Ok(ExitCode::SUCCESS)

@@ -91,6 +91,8 @@ pub struct Registry {
     machines: Vec<(ContainerId, Vec<String>)>,
     /// `machines` positions by [`HostIdentity::keys`] of their names.
     machine_keys: HashMap<String, Vec<usize>>,
+    /// Variable types made so far (for the palette).
+    variable_types: usize,
     machine_cache: HashMap<String, ContainerId>,
     numbered: HashMap<(ContainerId, TypeId, u64), ContainerId>,
     named: HashMap<(ContainerId, TypeId, String), ContainerId>,
@@ -129,6 +131,7 @@ impl Registry {
             clusters: HashMap::new(),
             machines: Vec::new(),
             machine_keys: HashMap::new(),
+            variable_types: 0,
             machine_cache: HashMap::new(),
             numbered: HashMap::new(),
             named: HashMap::new(),
@@ -471,14 +474,16 @@ impl Registry {
             .unwrap_or_else(|| key.to_string());
         let color = match kind {
             TypeKind::Variable => {
-                Some(display.and_then(|d| d.color.clone()).unwrap_or_else(|| {
-                    let n = self
-                        .types
-                        .iter()
-                        .filter(|t| t.kind == TypeKind::Variable)
-                        .count();
-                    PALETTE[n % PALETTE.len()].to_string()
-                }))
+                // The palette index is the number of variable types made so
+                // far, kept as a count: counting them anew for each type made
+                // a million metrics quadratic.
+                let n = self.variable_types;
+                self.variable_types += 1;
+                Some(
+                    display
+                        .and_then(|d| d.color.clone())
+                        .unwrap_or_else(|| PALETTE[n % PALETTE.len()].to_string()),
+                )
             }
             _ => None,
         };

@@ -408,6 +408,12 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         .collect();
     let mut warnings = reg.hierarchy.warnings.clone();
     warnings.extend(reg.warnings.iter().cloned());
+    if written.skipped_pops > 0 {
+        warnings.push(format!(
+            "{} state end(s) had no open state in time order (a damaged or reordered input) and were left out",
+            written.skipped_pops
+        ));
+    }
     Ok(RunReport {
         sources: merge.sources().iter().map(|s| s.stats().clone()).collect(),
         written,

@@ -37,6 +37,10 @@ pub struct SourceStats {
     pub messages: Option<MessageStats>,
     /// Source-specific facts for the summary (anchors, pairing problems).
     pub notes: Vec<String>,
+    /// Damage found in the input and what was kept (a document cut in the
+    /// middle, a last line without its newline, an empty file): printed
+    /// as warnings even with `-q`.
+    pub damage: Vec<String>,
 }
 
 /// What a message-passing source matched, after clock correction.

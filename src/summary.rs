@@ -172,9 +172,31 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
             )
         })?;
     }
-    if !r.warnings.is_empty() {
+    let notes: Vec<&String> = r
+        .sources
+        .iter()
+        .flat_map(|s| s.damage.iter())
+        .chain(r.warnings.iter())
+        .collect();
+    if !notes.is_empty() {
         writeln!(out, "  warnings:")?;
-        rows(out, &r.warnings, |out, w| writeln!(out, "    {w}"))?;
+        rows(out, &notes, |out, w| writeln!(out, "    {w}"))?;
     }
     Ok(())
+}
+
+/// Writes only the warnings, for `-q` runs: damage in an input is
+/// reported even when the summary is not wanted.
+pub fn write_warnings(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
+    let notes: Vec<&String> = r
+        .sources
+        .iter()
+        .flat_map(|s| s.damage.iter())
+        .chain(r.warnings.iter())
+        .collect();
+    if notes.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "integrador: warnings:")?;
+    rows(out, &notes, |out, w| writeln!(out, "    {w}"))
 }

@@ -119,6 +119,8 @@ struct Scan {
     /// First cargo event per (etype, icomm, rank): time, cargo, offset.
     cargo_first: HashMap<(i32, i32, i32), FirstCargo>,
     row_events: HashMap<(i32, i32, i32), u64>,
+    /// The first record of each (icomm, rank), for messages.
+    first_at: HashMap<(i32, i32), u64>,
     rank_span: HashMap<(i32, i32), (f64, f64)>,
     msgs: HashMap<(i32, i32, i32, i32, i32, bool), u64>,
 }
@@ -180,6 +182,9 @@ impl Scan {
             *s.row_events
                 .entry((rec.icomm, rec.rank, rec.thread))
                 .or_default() += 1;
+            s.first_at
+                .entry((rec.icomm, rec.rank))
+                .or_insert(rec.offset);
             let span = s.rank_span.entry(key).or_insert((rec.time, rec.time));
             span.0 = span.0.min(rec.time);
             span.1 = span.1.max(rec.time);
@@ -210,7 +215,9 @@ impl Scan {
 
 /// An MPI nodes file (conventions.md §5): hosts with slot counts.
 pub fn read_nodes(path: &Path) -> Result<Vec<(String, u32)>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::in_file(path, e))?;
+    let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+    let text = integrador_lines::read_to_string_bounded(file, 16 << 20)
+        .map_err(|e| Error::in_file(path, format!("MPI nodes file: {e}")))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -353,6 +360,8 @@ impl Lanes {
 /// One state row: a rank's (or an MPE thread's) MPI states.
 struct Row {
     container: ContainerId,
+    /// Index in `MpiSource::kinds`: the types of the row's container type.
+    kind: usize,
     stack: Vec<usize>,
     left: u64,
     started: bool,
@@ -369,6 +378,57 @@ struct Chan {
     link: Option<(ContainerId, TypeId, ValueId)>,
 }
 
+/// The state and event types of one container type, and their values.
+struct Kinds {
+    state_ty: TypeId,
+    event_ty: TypeId,
+    executing: ValueId,
+    state_values: Vec<ValueId>,
+    event_values: HashMap<i32, ValueId>,
+}
+
+impl Kinds {
+    fn new(
+        reg: &mut Registry,
+        ty: TypeId,
+        mpi: &crate::hierarchy::MpiConfig,
+        scan: &Scan,
+    ) -> Kinds {
+        let state_ty = reg.state_type(ty, &mpi.state_name);
+        let event_ty = reg.event_type(ty, &mpi.event_name);
+        let executing = reg.value_of(
+            state_ty,
+            "executing",
+            &Display {
+                name: mpi.executing.name.clone(),
+                color: mpi
+                    .executing
+                    .color
+                    .clone()
+                    .or_else(|| Some("0.85 0.85 0.85".into())),
+            },
+        );
+        let state_values = scan
+            .states
+            .iter()
+            .map(|s| {
+                reg.value_of(
+                    state_ty,
+                    &s.name,
+                    &display_of(&mpi.states, &s.name, &s.color),
+                )
+            })
+            .collect();
+        Kinds {
+            state_ty,
+            event_ty,
+            executing,
+            state_values,
+            event_values: HashMap::new(),
+        }
+    }
+}
+
 /// Converts an MPE log.
 pub struct MpiSource {
     path: PathBuf,
@@ -377,11 +437,11 @@ pub struct MpiSource {
     ranks: BTreeMap<i32, Rank>,
     rows: HashMap<(i32, i32), Row>,
     chans: HashMap<(i32, i32, i32), Chan>,
-    state_ty: TypeId,
-    event_ty: TypeId,
-    executing: ValueId,
-    state_values: Vec<ValueId>,
-    event_values: HashMap<i32, ValueId>,
+    kinds: Vec<Kinds>,
+    /// Each rank's latest MPE time so far (ns), and how far back the next
+    /// may step.
+    last_mpe: HashMap<i32, i64>,
+    window: i64,
     link_types: HashMap<(Option<ContainerId>, TypeId, TypeId), (TypeId, ValueId)>,
     messages: MessageStats,
     lanes: Lanes,
@@ -407,10 +467,25 @@ impl MpiSource {
         let scan = Scan::run(&mut reader, path)?;
         let nodes = setup.nodes.map(read_nodes).transpose()?;
 
-        // Every world rank that logged an event.
+        // Every world rank that logged an event; the preamble says how many
+        // there are, so a rank beyond that is a damaged record, not a rank
+        // to place (with --mpi-start it would become a phantom row).
+        let size = match &reader {
+            Reader::Clog2(r) => r.preamble().int("max_comm_world_size"),
+            Reader::Legacy(_) => None,
+        };
         let mut world: BTreeSet<i32> = BTreeSet::new();
-        for &(icomm, rank, _) in scan.row_events.keys() {
-            world.insert(scan.wrank(icomm, rank));
+        let mut firsts: Vec<_> = scan.first_at.iter().collect();
+        firsts.sort_by_key(|(_, &at)| at);
+        for (&(icomm, rank), &at) in firsts {
+            let w = scan.wrank(icomm, rank);
+            if let Some(size) = size.filter(|&n| n > 0 && (w < 0 || i64::from(w) >= n)) {
+                return Err(Error::in_file(
+                    path,
+                    format!("byte {at}: rank {w} is outside the log's {size} ranks (max_comm_world_size): the record is damaged"),
+                ));
+            }
+            world.insert(w);
         }
 
         // The anchors, found by name.
@@ -572,12 +647,16 @@ impl MpiSource {
         for (&(icomm, rank, thread), &n) in row_keys {
             let w = scan.wrank(icomm, rank);
             let Some(r) = ranks.get(&w) else { continue };
-            let container = match (thread, thread_ty) {
-                (0, _) | (_, None) => r.container,
-                (t, Some(ty)) => reg.named_child(r.container, ty, &format!("mpe thread {t}")),
+            let (container, kind) = match (thread, thread_ty) {
+                (0, _) | (_, None) => (r.container, 0),
+                (t, Some(ty)) => (
+                    reg.named_child(r.container, ty, &format!("mpe thread {t}")),
+                    1,
+                ),
             };
             let row = rows.entry((w, thread)).or_insert(Row {
                 container,
+                kind,
                 stack: Vec::new(),
                 left: 0,
                 started: false,
@@ -655,31 +734,12 @@ impl MpiSource {
             );
         }
 
-        let state_ty = reg.state_type(process_ty, &mpi.state_name);
-        let event_ty = reg.event_type(process_ty, &mpi.event_name);
-        let executing = reg.value_of(
-            state_ty,
-            "executing",
-            &Display {
-                name: mpi.executing.name.clone(),
-                color: mpi
-                    .executing
-                    .color
-                    .clone()
-                    .or_else(|| Some("0.85 0.85 0.85".into())),
-            },
-        );
-        let state_values = scan
-            .states
-            .iter()
-            .map(|s| {
-                reg.value_of(
-                    state_ty,
-                    &s.name,
-                    &display_of(&mpi.states, &s.name, &s.color),
-                )
-            })
-            .collect();
+        // A state or event type belongs to one container type: MPE threads
+        // on Thread containers get the Thread type's own.
+        let mut kinds = vec![Kinds::new(reg, process_ty, &mpi, &scan)];
+        if let Some(ty) = thread_ty.filter(|_| rows.values().any(|r| r.kind == 1)) {
+            kinds.push(Kinds::new(reg, ty, &mpi, &scan));
+        }
 
         let hosts: BTreeSet<&str> = ranks.values().map(|r| r.host.as_str()).collect();
         let stats = SourceStats {
@@ -698,11 +758,9 @@ impl MpiSource {
             ranks,
             rows,
             chans,
-            state_ty,
-            event_ty,
-            executing,
-            state_values,
-            event_values: HashMap::new(),
+            kinds,
+            last_mpe: HashMap::new(),
+            window: setup.window,
             link_types: HashMap::new(),
             messages,
             lanes: Lanes::default(),
@@ -718,8 +776,11 @@ impl MpiSource {
         ))
     }
 
-    fn event_value(&mut self, reg: &mut Registry, etype: i32) -> ValueId {
-        if let Some(&v) = self.event_values.get(&etype) {
+    fn event_value(&mut self, reg: &mut Registry, kind: usize, etype: i32) -> ValueId {
+        let Some(k) = self.kinds.get_mut(kind) else {
+            return ValueId(0);
+        };
+        if let Some(&v) = k.event_values.get(&etype) {
             return v;
         }
         let (name, color) = self
@@ -729,8 +790,8 @@ impl MpiSource {
             .cloned()
             .unwrap_or_else(|| (format!("event {etype}"), String::new()));
         let d = display_of(&reg.hierarchy.mpi.states, &name, &color);
-        let v = reg.value_of(self.event_ty, &name, &d);
-        self.event_values.insert(etype, v);
+        let v = reg.value_of(k.event_ty, &name, &d);
+        k.event_values.insert(etype, v);
         v
     }
 
@@ -937,10 +998,31 @@ impl Converter for MpiSource {
             pos: rec.offset,
             time,
         };
-        let (state_ty, executing) = (self.state_ty, self.executing);
+        // A rank's records are in time order in an MPE log: one far ahead
+        // of the next is damage, not something to sort (it would be drawn
+        // after the rank's end).
+        let last = self.last_mpe.entry(me).or_insert(i64::MIN);
+        if mpe < last.saturating_sub(self.window) {
+            return Err(Error::in_file(
+                &self.path,
+                format!(
+                    "byte {}: rank {me}'s time goes back from {} s to {} s, more than the reorder window ({}): the log is damaged",
+                    rec.offset,
+                    *last as f64 / 1e9,
+                    rec.time,
+                    crate::cli::format_duration(self.window)
+                ),
+            ));
+        }
+        *last = (*last).max(mpe);
         let Some(row) = self.rows.get_mut(&(me, rec.thread)) else {
             return Ok(true);
         };
+        let Some(kinds) = self.kinds.get(row.kind) else {
+            return Ok(true);
+        };
+        let (state_ty, executing, event_ty, kind) =
+            (kinds.state_ty, kinds.executing, kinds.event_ty, row.kind);
         let container = row.container;
         row.left = row.left.saturating_sub(1);
         let last = row.left == 0;
@@ -965,7 +1047,7 @@ impl Converter for MpiSource {
                     Op::PushState {
                         container,
                         ty: state_ty,
-                        value: self.state_values.get(state).copied().unwrap_or(executing),
+                        value: kinds.state_values.get(state).copied().unwrap_or(executing),
                     },
                 )?;
             }
@@ -989,15 +1071,15 @@ impl Converter for MpiSource {
                             Op::PushState {
                                 container,
                                 ty: state_ty,
-                                value: self.state_values.get(s).copied().unwrap_or(executing),
+                                value: kinds.state_values.get(s).copied().unwrap_or(executing),
                             },
                         )?;
                     }
                 }
             },
             Some((e, None)) => {
-                let ty = self.event_ty;
-                let value = self.event_value(reg, e);
+                let ty = event_ty;
+                let value = self.event_value(reg, kind, e);
                 self.lanes.stage(
                     out,
                     at,

@@ -267,6 +267,14 @@ impl Scan {
         let mut keys = Keys {
             fifo: HashMap::new(),
         };
+        // Which ends pass 2 can place: a link is drawn only if both can,
+        // and only if both halves carry the same value (pj_dump rejects a
+        // link whose halves differ). A damaged record may name a rank or
+        // thread that no file is, or be read as another event of the map.
+        let ranks: HashSet<u64> = walk.files.iter().map(|f| f.id1).collect();
+        let threads: HashSet<(u64, u64)> = walk.files.iter().map(|f| (f.id1, f.id2)).collect();
+        let mut unplaceable: HashSet<Key> = HashSet::new();
+        let mut values: HashMap<Key, &str> = HashMap::new();
         while let Some(i) = walk.next() {
             let Some(f) = walk.files.get(i) else { break };
             if let Some(def) = map.events.get(&f.rec.ty) {
@@ -280,8 +288,28 @@ impl Scan {
                 for (end, start) in [(&def.link_start, true), (&def.link_end, false)] {
                     let Some(end) = end else { continue };
                     let (open, partner) = (&mut s.open, &mut s.partner);
-                    keys.each(end, start, rec, id1, id2, |k, _| {
+                    let level = map.links.get(end.link).map_or(Level::Rank, |l| l.level);
+                    let (unplaceable, values) = (&mut unplaceable, &mut values);
+                    keys.each(end, start, rec, id1, id2, |k, peer| {
                         let Some(k) = k else { return };
+                        if let Some(e) = end.partner {
+                            let placed = e.eval(rec, id1, id2, peer).is_some_and(|p| match level {
+                                Level::Rank => ranks.contains(&p),
+                                Level::Thread => threads.contains(&(id1, p)),
+                            });
+                            if !placed {
+                                unplaceable.insert(k);
+                            }
+                        }
+                        match values.get(&k) {
+                            Some(v) if *v != end.value.as_str() => {
+                                unplaceable.insert(k);
+                            }
+                            Some(_) => {}
+                            None => {
+                                values.insert(k, end.value.as_str());
+                            }
+                        }
                         let e = open.entry(k).or_insert((0, i));
                         e.0 += if start { 1 } else { -1 };
                         if e.0 == 0 {
@@ -289,6 +317,7 @@ impl Scan {
                             // or the one that came first.
                             let end_file = if start { e.1 } else { i };
                             open.remove(&k);
+                            values.remove(&k);
                             if needs_partner.get(usize::from(k.link)) == Some(&true) {
                                 partner.insert(k, end_file);
                             }
@@ -299,7 +328,8 @@ impl Scan {
             walk.advance(i)?;
         }
         // What is still open never found its other end.
-        let bad: HashSet<Key> = s.open.keys().copied().collect();
+        let mut bad: HashSet<Key> = s.open.keys().copied().collect();
+        bad.extend(unplaceable);
         s.open.clear();
         Ok((s, bad))
     }

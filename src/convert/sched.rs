@@ -20,7 +20,7 @@ use integrador_sched::text::{kernel_state, Event, Kind, TextReader};
 use integrador_sched::Format;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 /// How far behind the newest event the quietest CPU may hold the output:
@@ -91,8 +91,15 @@ fn fmt_epoch(ns: i64) -> String {
 /// hierarchy's `[os] host`, else the file stem.
 fn host_of(path: &Path, configured: Option<&str>) -> Result<String> {
     let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-    for line in BufReader::new(file).lines().take(64) {
-        let line = line.map_err(|e| Error::in_file(path, e))?;
+    let mut r = BufReader::new(file);
+    let mut raw = Vec::new();
+    for _ in 0..64 {
+        let end = integrador_lines::read_line(&mut r, &mut raw, integrador_lines::MAX_LINE)
+            .map_err(|e| Error::in_file(path, e))?;
+        if end.is_none() {
+            break;
+        }
+        let line = String::from_utf8_lossy(&raw);
         if let Some(h) = line.trim().strip_prefix("# host ") {
             return Ok(h.trim().to_string());
         }
@@ -363,6 +370,18 @@ impl Converter for SchedSource {
         else {
             self.release(out, None)?;
             self.done = true;
+            if let Some(line) = self.reader.cut {
+                out.stats.damage.push(format!(
+                    "{}: line {line} has no newline (the capture was cut?): left out",
+                    self.path.display()
+                ));
+            }
+            if out.stats.records == 0 {
+                out.stats.damage.push(format!(
+                    "{}: no scheduler event in this trace",
+                    self.path.display()
+                ));
+            }
             let (i, o) = self.inferred;
             out.stats.notes.push(format!(
                 "{i} switch(es) onto and {o} off a CPU inferred (not recorded by the kernel)"

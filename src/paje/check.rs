@@ -53,8 +53,44 @@ pub struct Report {
 /// Findings kept in memory; the counts go on past it.
 pub const MAX_FINDINGS: usize = 10_000;
 
+/// How much of one quoted token a message shows.
+const QUOTE_MAX: usize = 80;
+
+/// Shortens every `quoted` token of a message to [`QUOTE_MAX`] bytes, so a
+/// finding on a huge line stays one short line.
+fn shorten(message: String) -> String {
+    if message.len() <= 2 * QUOTE_MAX {
+        return message;
+    }
+    let mut out = String::with_capacity(4 * QUOTE_MAX);
+    for (i, part) in message.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        if i % 2 == 1 && part.len() > QUOTE_MAX {
+            let mut end = QUOTE_MAX;
+            while !part.is_char_boundary(end) {
+                end -= 1;
+            }
+            out.push_str(&part[..end]);
+            out.push_str(&format!("… ({} bytes)", part.len()));
+        } else if part.len() > 4 * QUOTE_MAX {
+            let mut end = 4 * QUOTE_MAX;
+            while !part.is_char_boundary(end) {
+                end -= 1;
+            }
+            out.push_str(&part[..end]);
+            out.push('…');
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
 impl Report {
     fn add(&mut self, line: u64, severity: Severity, message: String) {
+        let message = shorten(message);
         match severity {
             Severity::Error => self.errors += 1,
             Severity::Warning => self.warnings += 1,
@@ -100,8 +136,8 @@ struct Row {
     stack: Vec<u64>,
     serial: u64,
     has_variable: bool,
-    /// Value of the pending link half of each key.
-    pending: HashMap<String, usize>,
+    /// Value, time and side (start?) of the pending link half of each key.
+    pending: HashMap<String, (usize, f64, bool)>,
     used_keys: HashSet<String>,
 }
 
@@ -143,12 +179,32 @@ pub fn check<R: BufRead>(mut input: R) -> std::io::Result<Report> {
     let mut c = Checker::new();
     let mut buf = Vec::with_capacity(256);
     loop {
-        buf.clear();
-        if input.read_until(b'\n', &mut buf)? == 0 {
-            break;
+        match integrador_lines::read_line(&mut input, &mut buf, integrador_lines::MAX_LINE) {
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                // Deliberately stricter than pj_dump, which would read on:
+                // a trace line of a megabyte is no trace a tool wrote.
+                c.report.lines += 1;
+                let line = c.report.lines;
+                c.error(line, e.to_string());
+                break;
+            }
+            Err(e) => return Err(e),
         }
         c.report.lines += 1;
         let line = c.report.lines;
+        if let Some(at) = buf.iter().position(|&b| b == 0) {
+            // pj_dump 1.3.6 loops forever or aborts on any NUL byte.
+            c.error(
+                line,
+                format!(
+                    "NUL byte at column {}: pj_dump cannot read this line",
+                    at + 1
+                ),
+            );
+            continue;
+        }
         c.line(line, &buf);
     }
     c.finish();
@@ -722,9 +778,10 @@ impl Checker {
                 }
                 match row.pending.remove(&f.key) {
                     None => {
-                        row.pending.insert(f.key.clone(), value);
+                        row.pending
+                            .insert(f.key.clone(), (value, time, kind == StartLink));
                     }
-                    Some(other_half) => {
+                    Some((other_half, other_time, other_start)) => {
                         if other_half != value {
                             return Err(format!(
                                 "link `{}`: value `{}` differs from the other half's",
@@ -734,8 +791,16 @@ impl Checker {
                         // Two starts (or two ends) with one key: pj_dump
                         // completes the pending half with this one too.
                         check_order(row, time)?;
+                        // The completed link spans from its start to its
+                        // end, whichever came first in the file; later
+                        // lines are ordered against that span.
+                        let (from, to) = if other_start {
+                            (other_time, time)
+                        } else {
+                            (time, other_time)
+                        };
                         row.serial += 1;
-                        row.last = Some((time, Some(time)));
+                        row.last = Some((from, Some(to)));
                         row.last_serial = row.serial;
                         row.used_keys.insert(f.key.clone());
                     }
@@ -792,10 +857,12 @@ impl Checker {
 
     fn finish(&mut self) {
         if let Some((_, def, start)) = self.in_def.take() {
-            self.error(
+            // pj_dump 1.3.6 drops a definition cut by the end of the file
+            // and accepts the trace.
+            self.warn(
                 start,
                 format!(
-                    "definition of {} is not closed by %EndEventDef",
+                    "definition of {} is not closed by %EndEventDef (the file is cut?)",
                     def.kind.name()
                 ),
             );

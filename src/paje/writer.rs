@@ -16,6 +16,7 @@
 use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
 use crate::paje::EventKind;
 use crate::registry::{Registry, TypeKind};
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 /// The header: event ids are the index in this table.
@@ -182,6 +183,9 @@ pub struct WriteStats {
     pub links: u64,
     /// Time of the last event (ns, reference clock).
     pub last_time: Option<i64>,
+    /// Pops that found their row's stack empty in time order (a damaged
+    /// or reordered input), left out: pj_dump rejects them.
+    pub skipped_pops: u64,
 }
 
 /// A streaming Pajé writer.
@@ -193,6 +197,8 @@ pub struct PajeWriter<W: Write> {
     created: Vec<ContainerId>,
     values_declared: u32,
     stats: WriteStats,
+    /// Depth of each (container, state type) stack as written.
+    depth: HashMap<(u32, u32), u32>,
 }
 
 impl<W: Write> PajeWriter<W> {
@@ -217,6 +223,7 @@ impl<W: Write> PajeWriter<W> {
             line: Vec::with_capacity(256),
             created: Vec::new(),
             values_declared: 0,
+            depth: HashMap::new(),
             stats: WriteStats {
                 lines,
                 ..WriteStats::default()
@@ -257,6 +264,7 @@ impl<W: Write> PajeWriter<W> {
                 ty,
                 value,
             } => {
+                self.depth.insert((container.0, ty.0), 1);
                 self.entity(
                     reg,
                     EventKind::SetState,
@@ -272,6 +280,7 @@ impl<W: Write> PajeWriter<W> {
                 ty,
                 value,
             } => {
+                *self.depth.entry((container.0, ty.0)).or_default() += 1;
                 self.entity(
                     reg,
                     EventKind::PushState,
@@ -283,6 +292,14 @@ impl<W: Write> PajeWriter<W> {
                 self.stats.states += 1;
             }
             Op::PopState { container, ty } => {
+                match self.depth.get_mut(&(container.0, ty.0)) {
+                    Some(d) if *d > 0 => *d -= 1,
+                    _ => {
+                        self.stats.events -= 1;
+                        self.stats.skipped_pops += 1;
+                        return Ok(());
+                    }
+                }
                 self.entity(reg, EventKind::PopState, ev.time, container, ty, None)?;
                 self.stats.states += 1;
             }
@@ -548,21 +565,25 @@ pub fn push_seconds(out: &mut Vec<u8>, ns: i64) {
     out.extend_from_slice(digits.as_bytes());
 }
 
-/// Appends a human-readable name: never empty, never a `"` inside, quoted
-/// when it holds whitespace or `#` (which PajeNG reads as a comment).
+/// Appends a human-readable name: never empty, never a `"` inside, no
+/// control character (a NUL from a damaged input makes pj_dump abort, a
+/// newline would split the line), quoted when it holds whitespace or `#`
+/// (which PajeNG reads as a comment).
 pub fn push_name(out: &mut Vec<u8>, name: &str) {
     if name.is_empty() {
         out.push(b'_');
         return;
     }
-    let needs_quotes = name.bytes().any(|b| b.is_ascii_whitespace() || b == b'#');
+    let needs_quotes = name
+        .bytes()
+        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control() || b == b'#');
     if needs_quotes {
         out.push(b'"');
     }
     for b in name.bytes() {
         out.push(match b {
             b'"' => b'\'',
-            b'\n' | b'\r' | b'\t' => b' ',
+            c if c.is_ascii_control() => b' ',
             other => other,
         });
     }
@@ -596,6 +617,8 @@ mod tests {
             ("", "_"),
             ("a\"b", "a'b"),
             ("x#1", "\"x#1\""),
+            ("a\0b", "\"a b\""),
+            ("\x7f\x01", "\"  \""),
         ] {
             let mut v = Vec::new();
             push_name(&mut v, name);

@@ -10,6 +10,8 @@ pub struct Clog2 {
     blocks: Vec<Vec<u8>>,
     cur: Vec<u8>,
     pub comm_table: Vec<(i32, i32, &'static str)>,
+    /// The MPE thread field of the records appended next.
+    pub thread: i32,
 }
 
 fn text(out: &mut Vec<u8>, s: &str, n: usize) {
@@ -26,6 +28,7 @@ impl Clog2 {
             blocks: Vec::new(),
             cur: Vec::new(),
             comm_table: Vec::new(),
+            thread: 0,
         }
     }
 
@@ -52,7 +55,7 @@ impl Clog2 {
         self.f64(&mut r, time);
         self.i32(&mut r, 0);
         self.i32(&mut r, rank);
-        self.i32(&mut r, 0);
+        self.i32(&mut r, self.thread);
         self.i32(&mut r, rectype);
         r.extend_from_slice(body);
         if rectype > 1 && self.cur.len() + r.len() + 24 > self.block_size {

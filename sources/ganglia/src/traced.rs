@@ -42,7 +42,7 @@ pub struct Sample {
 #[non_exhaustive]
 pub enum ErrorKind {
     /// Reading the underlying stream failed.
-    #[error("read error: {0}")]
+    #[error("{0}")]
     Io(#[from] std::io::Error),
     /// Wrong number of fields on a sample line.
     #[error("expected 4 fields `<time> <metric> <host> <value>`, found {0}")]
@@ -79,6 +79,9 @@ pub struct TracedReader<R> {
     reader: R,
     buf: Vec<u8>,
     line: u64,
+    /// The last line, when it had no newline (left out: the file was cut
+    /// while it was written).
+    cut: Option<u64>,
     header: TracedHeader,
     /// The first sample line, read while looking for header lines.
     pending: bool,
@@ -92,6 +95,7 @@ impl<R: BufRead> TracedReader<R> {
             reader,
             buf: Vec::with_capacity(128),
             line: 0,
+            cut: None,
             header: TracedHeader::default(),
             pending: false,
             failed: false,
@@ -115,6 +119,11 @@ impl<R: BufRead> TracedReader<R> {
     /// The header facts.
     pub fn header(&self) -> &TracedHeader {
         &self.header
+    }
+
+    /// The number of a last line that had no newline and was left out.
+    pub fn cut_line(&self) -> Option<u64> {
+        self.cut
     }
 
     /// Line number of the last line read.
@@ -182,19 +191,26 @@ impl<R: BufRead> TracedReader<R> {
     }
 
     fn next_line(&mut self) -> Result<bool> {
-        self.buf.clear();
-        let n = self
-            .reader
-            .read_until(b'\n', &mut self.buf)
-            .map_err(|e| Error {
-                line: self.line + 1,
-                kind: e.into(),
-            })?;
-        if n == 0 {
-            return Ok(false);
+        let end = integrador_lines::read_line(
+            &mut self.reader,
+            &mut self.buf,
+            integrador_lines::MAX_LINE,
+        )
+        .map_err(|e| Error {
+            line: self.line + 1,
+            kind: e.into(),
+        })?;
+        match end {
+            None => Ok(false),
+            Some(integrador_lines::End::Eof) => {
+                self.cut = Some(self.line + 1);
+                Ok(false)
+            }
+            Some(integrador_lines::End::Newline) => {
+                self.line += 1;
+                Ok(true)
+            }
         }
-        self.line += 1;
-        Ok(true)
     }
 
     fn header_line(&mut self, text: &[u8]) -> Result<()> {

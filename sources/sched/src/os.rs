@@ -99,6 +99,8 @@ pub struct OsReader<R> {
     reader: R,
     buf: String,
     line: u64,
+    /// The last line, when it had no newline (left out).
+    cut: Option<u64>,
     header: OsHeader,
     pending: bool,
     second: Option<i64>,
@@ -112,6 +114,7 @@ impl<R: BufRead> OsReader<R> {
             reader,
             buf: String::with_capacity(64),
             line: 0,
+            cut: None,
             header: OsHeader::default(),
             pending: false,
             second: None,
@@ -250,21 +253,34 @@ impl<R: BufRead> OsReader<R> {
     }
 
     fn next_line(&mut self) -> Result<bool> {
-        self.buf.clear();
         let line = self.line + 1;
-        let n = self.reader.read_line(&mut self.buf).map_err(|e| Error {
+        let mut raw = std::mem::take(&mut self.buf).into_bytes();
+        let end =
+            integrador_lines::read_line(&mut self.reader, &mut raw, integrador_lines::MAX_LINE)
+                .map_err(|e| Error {
+                    line,
+                    kind: e.into(),
+                })?;
+        self.buf = String::from_utf8(raw).map_err(|_| Error {
             line,
-            kind: if e.kind() == std::io::ErrorKind::InvalidData {
-                ErrorKind::NotText
-            } else {
-                e.into()
-            },
+            kind: ErrorKind::NotText,
         })?;
-        if n == 0 {
-            return Ok(false);
+        match end {
+            None => Ok(false),
+            Some(integrador_lines::End::Eof) => {
+                self.cut = Some(line);
+                Ok(false)
+            }
+            Some(integrador_lines::End::Newline) => {
+                self.line = line;
+                Ok(true)
+            }
         }
-        self.line = line;
-        Ok(true)
+    }
+
+    /// The number of a last line that had no newline and was left out.
+    pub fn cut_line(&self) -> Option<u64> {
+        self.cut
     }
 
     fn header_line(&mut self, comment: &str) -> Result<()> {

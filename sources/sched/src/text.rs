@@ -93,6 +93,8 @@ pub struct TextReader<R> {
     format: Format,
     line: u64,
     buf: String,
+    /// The last line, when it had no newline (left out).
+    pub cut: Option<u64>,
     /// Losses the trace reports.
     pub lost: Lost,
 }
@@ -221,6 +223,7 @@ impl<R: BufRead> TextReader<R> {
             reader,
             format,
             line: 0,
+            cut: None,
             buf: String::new(),
             lost: Vec::new(),
         }
@@ -229,18 +232,27 @@ impl<R: BufRead> TextReader<R> {
     /// The next event; `Ok(None)` at the end.
     pub fn next_event(&mut self) -> Result<Option<Event>, TextError> {
         loop {
-            self.buf.clear();
-            let n = self
-                .reader
-                .read_line(&mut self.buf)
-                .map_err(|e| TextError {
-                    line: self.line + 1,
-                    what: e.to_string(),
-                })?;
-            if n == 0 {
-                return Ok(None);
+            let line = self.line + 1;
+            let mut raw = std::mem::take(&mut self.buf).into_bytes();
+            let end =
+                integrador_lines::read_line(&mut self.reader, &mut raw, integrador_lines::MAX_LINE)
+                    .map_err(|e| TextError {
+                        line,
+                        what: e.to_string(),
+                    })?;
+            self.buf = String::from_utf8(raw).map_err(|_| TextError {
+                line,
+                what: "line is not valid UTF-8".into(),
+            })?;
+            match end {
+                None => return Ok(None),
+                Some(integrador_lines::End::Eof) => {
+                    self.cut = Some(line);
+                    return Ok(None);
+                }
+                Some(integrador_lines::End::Newline) => {}
             }
-            self.line += 1;
+            self.line = line;
             let l = self.buf.trim_end();
             let t = l.trim_start();
             if t.is_empty()

@@ -86,6 +86,9 @@ pub enum ErrorKind {
     /// The file is not UTF-8 text.
     #[error("line is not valid UTF-8")]
     NotText,
+    /// The last line has no newline.
+    #[error("the last line has no newline: the file is cut (re-run rastro_timesync, or end the line if it is whole)")]
+    Cut,
 }
 
 /// A decoding error with the line it happened on (0 = the whole file).
@@ -116,12 +119,16 @@ pub fn read<R: BufRead>(mut reader: R) -> Result<SyncFile> {
     let mut buf = Vec::new();
     let mut line_no = 0u64;
     loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
+        let end = integrador_lines::read_line(&mut reader, &mut buf, integrador_lines::MAX_LINE)
             .map_err(|e| Error::at(line_no + 1, e.into()))?;
-        if n == 0 {
-            break;
+        match end {
+            None => break,
+            // A sync file cut in the middle of a number would place a host
+            // years away: its last line without a newline is an error.
+            Some(integrador_lines::End::Eof) => {
+                return Err(Error::at(line_no + 1, ErrorKind::Cut));
+            }
+            Some(integrador_lines::End::Newline) => {}
         }
         line_no += 1;
         let text = std::str::from_utf8(&buf).map_err(|_| Error::at(line_no, ErrorKind::NotText))?;

@@ -1,0 +1,157 @@
+//! Hostile and unusual input (issue 12): whenever the exit is 0 the trace
+//! is one pj_dump accepts; memory and time stay bounded; damage is
+//! reported.
+
+mod clog_build;
+mod common;
+
+use common::*;
+use std::fs;
+use std::path::Path;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// MPE logs of threaded programs record states with thread ≠ 0: they go on
+/// Thread containers, with the Thread type's own state type.
+#[test]
+fn mpe_threads_get_their_own_state_type() {
+    let mut c = clog_build::Clog2::new(false, 1024);
+    c.sdef(0.0, 1, 500, 501, "red", "Work");
+    c.bare(0.001, 0, 500);
+    c.thread = 1;
+    c.bare(0.0015, 0, 500);
+    c.bare(0.0025, 0, 501);
+    c.thread = 0;
+    c.bare(0.003, 0, 501);
+    c.bare(0.004, 0, 600);
+    let d = tempdir();
+    let log = d.path().join("threads.clog2");
+    fs::write(&log, c.finish()).unwrap();
+    let nodes = d.path().join("nodes");
+    fs::write(&nodes, "hostA\n").unwrap();
+    let out = d.path().join("t.paje");
+    run_ok(
+        &[
+            "-mpi",
+            s(&log),
+            "-mpinodes",
+            s(&nodes),
+            "--mpi-start",
+            "1795264448",
+        ],
+        &out,
+    );
+    let text = fs::read_to_string(&out).unwrap();
+    assert!(text.contains("mpe thread 1"), "{text}");
+    assert_valid(&out);
+}
+
+/// Runs the binary under a 512 MiB address-space limit and GNU time; gives
+/// the output and the peak RSS in KiB (None without /usr/bin/time).
+fn bounded(args: &[&str]) -> (std::process::Output, Option<u64>) {
+    let have_time = Path::new("/usr/bin/time").exists();
+    let script = if have_time {
+        r#"ulimit -v 524288; exec /usr/bin/time -f "rss=%M" "$@""#
+    } else {
+        r#"ulimit -v 524288; exec "$@""#
+    };
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .arg("bash")
+        .arg(env!("CARGO_BIN_EXE_integrador"))
+        .args(args)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    let rss = err
+        .lines()
+        .find_map(|l| l.strip_prefix("rss="))
+        .and_then(|v| v.trim().parse().ok());
+    (o, rss)
+}
+
+/// `/dev/zero` under every text option: one line of NUL bytes that never
+/// ends. Each reader stops at its line or size bound: exit 1, a message
+/// naming the input, RSS well under 64 MB.
+#[test]
+fn endless_input_under_every_text_option_is_bounded() {
+    let d = tempdir();
+    let out = d.path().join("x.paje");
+    let g = root().join("examples/grid/domain-a.traced");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["-ganglia", "/dev/zero"],
+        vec!["-ganglia", "/dev/zero", "--ganglia-format", "traced"],
+        vec!["-os", "/dev/zero"],
+        vec!["-os", "/dev/zero", "--os-format", "ftrace"],
+        vec!["-os", "/dev/zero", "--os-format", "os"],
+        vec!["-ganglia", s(&g), "-sync", "/dev/zero"],
+        vec!["-ganglia", s(&g), "-hierarchy", "/dev/zero"],
+        vec!["-mpi", "/dev/zero"],
+        vec!["-deck", "/dev/zero"],
+    ];
+    for args in cases {
+        let mut a = args.clone();
+        a.extend(["-o", s(&out)]);
+        let t = std::time::Instant::now();
+        let (o, rss) = bounded(&a);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(e.contains("/dev/zero"), "{args:?}: names the input: {e}");
+        if let Some(kb) = rss {
+            assert!(kb < 64 * 1024, "{args:?}: peak RSS {kb} KiB");
+        }
+        assert!(
+            t.elapsed().as_secs() < 30,
+            "{args:?}: took {:?}",
+            t.elapsed()
+        );
+        assert!(!out.exists());
+    }
+    // A nodes file and the checker too.
+    let clog = root().join("examples/pingpong-localhost/mpi_pingpong.clog2");
+    let (o, rss) = bounded(&["-mpi", s(&clog), "-mpinodes", "/dev/zero", "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(rss.is_none_or(|kb| kb < 64 * 1024), "{rss:?}");
+    let (o, rss) = bounded(&["check", "/dev/zero"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("longer than"));
+    assert!(rss.is_none_or(|kb| kb < 64 * 1024), "{rss:?}");
+}
+
+/// A recording cut in the middle of its last line: the line is left out
+/// and the cut is reported, even with -q.
+#[test]
+fn a_cut_last_line_is_reported_not_parsed() {
+    let d = tempdir();
+    let g = fs::read_to_string(root().join("examples/grid/domain-a.traced")).unwrap();
+    let cut = &g[..g.trim_end().len() - 2];
+    let f = d.path().join("cut.traced");
+    fs::write(&f, cut).unwrap();
+    let out = d.path().join("x.paje");
+    let o = integrador(&["-q", "-ganglia", s(&f), "-o", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("warnings") && e.contains("has no newline") && e.contains("cut.traced"),
+        "{e}"
+    );
+    let lines = g
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .count();
+    assert_eq!(
+        count_events(&out, "PajeSetVariable"),
+        lines - 1,
+        "the cut line is left out"
+    );
+    assert_valid(&out);
+    // A sync file cut mid-number is refused: it would place a host years away.
+    let sync = d.path().join("timesync");
+    fs::write(&sync, "node01.cluster.example 1795264448.0 17952").unwrap();
+    let o = integrador(&["-ganglia", s(&f), "-sync", s(&sync), "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no newline"), "{}", stderr(&o));
+}
