@@ -14,6 +14,7 @@ use crate::identity::HostIdentity;
 /// reader, whose format it is).
 pub use integrador_ganglia::traced::parse_epoch_ns;
 use integrador_timesync::{SyncFile, SyncRecord};
+use std::collections::HashMap;
 use std::path::Path;
 
 const NS: i128 = 1_000_000_000;
@@ -125,6 +126,9 @@ pub struct SyncTable {
     pub reference: String,
     /// Per monitored host.
     pub hosts: Vec<HostClock>,
+    /// `hosts` positions by [`HostIdentity::keys`] of their names, made
+    /// at the first lookup (the keys depend on the hierarchy's aliases).
+    by_key: std::cell::OnceCell<HashMap<String, Vec<usize>>>,
 }
 
 /// How to use more than two lines per host.
@@ -150,6 +154,7 @@ impl SyncTable {
             .ok_or_else(|| Error::in_file(path, "no measurement line found"))?;
         let reference = first.ref_host.clone();
         let mut groups: Vec<(String, Vec<&SyncRecord>)> = Vec::new();
+        let mut group_of: HashMap<&str, usize> = HashMap::new();
         for r in &file.records {
             if r.ref_host != reference {
                 return Err(Error::in_file(
@@ -160,9 +165,12 @@ impl SyncTable {
                     ),
                 ));
             }
-            match groups.iter_mut().find(|(h, _)| *h == r.host) {
-                Some((_, v)) => v.push(r),
-                None => groups.push((r.host.clone(), vec![r])),
+            match group_of.get(r.host.as_str()) {
+                Some(&i) => groups[i].1.push(r),
+                None => {
+                    group_of.insert(r.host.as_str(), groups.len());
+                    groups.push((r.host.clone(), vec![r]));
+                }
             }
         }
         let mut hosts = Vec::new();
@@ -185,19 +193,45 @@ impl SyncTable {
                 lines: recs.len(),
             });
         }
-        Ok(SyncTable { reference, hosts })
+        Ok(SyncTable {
+            reference,
+            hosts,
+            by_key: std::cell::OnceCell::new(),
+        })
     }
 
     /// The clock of `host`, matched with the identity rules. The reference
     /// host maps by identity; `None` = the host is not in the file.
-    pub fn lookup(&self, host: &str, ids: &HostIdentity) -> Option<(ClockMap, &str)> {
+    pub fn lookup(&self, host: &str, ids: &HostIdentity) -> Option<(ClockMap, &str, usize)> {
         if ids.same(host, &self.reference) {
-            return Some((ClockMap::Identity, &self.reference));
+            return Some((ClockMap::Identity, &self.reference, 0));
         }
-        self.hosts
-            .iter()
-            .find(|h| ids.same(host, &h.host))
-            .map(|h| (h.map, h.host.as_str()))
+        // Candidates share an identity key with `host`; the first in file
+        // order that is the same host wins, as a scan would find it.
+        let by_key = self.by_key.get_or_init(|| {
+            let mut m: HashMap<String, Vec<usize>> = HashMap::new();
+            for (i, h) in self.hosts.iter().enumerate() {
+                for k in ids.keys(&h.host) {
+                    let v = m.entry(k.to_string()).or_default();
+                    if v.last() != Some(&i) {
+                        v.push(i);
+                    }
+                }
+            }
+            m
+        });
+        let mut found: Option<usize> = None;
+        for k in ids.keys(host) {
+            for &i in by_key.get(k).into_iter().flatten() {
+                if found.is_none_or(|f| i < f) && ids.same(host, &self.hosts[i].host) {
+                    found = Some(i);
+                }
+            }
+        }
+        found.map(|i| {
+            let h = &self.hosts[i];
+            (h.map, h.host.as_str(), h.lines_used)
+        })
     }
 }
 
@@ -307,7 +341,7 @@ mod tests {
 
     /// Maps a microsecond time through the nanosecond map and floors back.
     fn map_us(t: &SyncTable, host: &str, us: i64) -> i64 {
-        let (m, _) = t.lookup(host, &HostIdentity::default()).unwrap();
+        let (m, _, _) = t.lookup(host, &HostIdentity::default()).unwrap();
         m.map(us * 1000).div_euclid(1000)
     }
 
@@ -358,14 +392,14 @@ mod tests {
     #[test]
     fn drift_sign_and_size() {
         let t = table(THESIS, SyncFit::Endpoints);
-        let (m, _) = t.lookup("paple03", &HostIdentity::default()).unwrap();
+        let (m, _, _) = t.lookup("paple03", &HostIdentity::default()).unwrap();
         assert!((m.drift_ppm() - 9.754).abs() < 0.001, "{}", m.drift_ppm());
     }
 
     #[test]
     fn single_line_is_offset_only() {
         let t = table("r 1000 a 5000\n", SyncFit::Endpoints);
-        let (m, _) = t.lookup("a", &HostIdentity::default()).unwrap();
+        let (m, _, _) = t.lookup("a", &HostIdentity::default()).unwrap();
         assert_eq!(m.map(6_000_000), 2_000_000);
     }
 

@@ -271,7 +271,10 @@ impl EventMap {
             let line = e
                 .span()
                 .map(|s| text.get(..s.start).map_or(0, |t| t.matches('\n').count()) + 1);
-            let msg = e.message().trim_end().replace('\n', " ");
+            let msg = match e.message().trim() {
+                "" => "not valid TOML here".to_string(),
+                m => m.replace('\n', " "),
+            };
             match line {
                 Some(l) => Error::input(format!("{origin}: line {l}: {msg}")),
                 None => Error::input(format!("{origin}: {msg}")),

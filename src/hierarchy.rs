@@ -170,6 +170,8 @@ pub struct Hierarchy {
     pub identity: HostIdentity,
     /// Host → cluster assignment, in file order.
     pub clusters: Vec<(String, Vec<String>)>,
+    /// (cluster, host) positions in `clusters` by identity key.
+    cluster_keys: HashMap<String, Vec<(usize, usize)>>,
     /// How sync lines are used.
     pub sync_fit: SyncFit,
     /// Ganglia settings.
@@ -194,10 +196,17 @@ impl Hierarchy {
 
     /// The cluster the hierarchy assigns `host` to.
     pub fn cluster_of(&self, host: &str) -> Option<&str> {
-        self.clusters
-            .iter()
-            .find(|(_, hosts)| hosts.iter().any(|h| self.identity.same(h, host)))
-            .map(|(c, _)| c.as_str())
+        // The first cluster in file order with a host that is `host`,
+        // looked up through identity keys rather than a scan.
+        let mut found: Option<usize> = None;
+        for k in self.identity.keys(host) {
+            for &(c, h) in self.cluster_keys.get(k).into_iter().flatten() {
+                if found.is_none_or(|f| c < f) && self.identity.same(&self.clusters[c].1[h], host) {
+                    found = Some(c);
+                }
+            }
+        }
+        found.map(|c| self.clusters[c].0.as_str())
     }
 
     /// Loads the built-in default.
@@ -374,7 +383,10 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
         Error::input(format!("{origin}: line {}: {what}", line_of(offset)))
     };
     let raw: RawFile = toml::from_str(text).map_err(|e| {
-        let msg = e.message().trim().replace('\n', " ");
+        let msg = match e.message().trim() {
+            "" => "not valid TOML here".to_string(),
+            m => m.replace('\n', " "),
+        };
         match e.span() {
             Some(span) => at(span.start, msg),
             None => Error::input(format!("{origin}: {msg}")),
@@ -544,17 +556,23 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
     // Clusters: a host in two clusters is ambiguous; clusters need a level.
     let mut clusters = Vec::new();
     let mut assigned: Vec<(&Spanned<String>, &str)> = Vec::new();
+    let mut assigned_keys: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut cluster_keys: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
     for (cluster, hosts) in &raw.clusters {
         if let Some(first) = hosts.first() {
             if !has(Role::Cluster) {
                 return Err(at(first.span().start, format!("[clusters] assigns hosts to `{cluster}` but no container type has role `cluster`")));
             }
         }
-        for h in hosts {
-            if let Some((other, c)) = assigned
-                .iter()
-                .find(|(o, _)| identity.same(o.get_ref(), h.get_ref()))
-            {
+        for (hi, h) in hosts.iter().enumerate() {
+            let earlier = identity
+                .keys(h.get_ref())
+                .filter_map(|k| assigned_keys.get(k))
+                .flatten()
+                .copied()
+                .filter(|&i| identity.same(assigned[i].0.get_ref(), h.get_ref()))
+                .min();
+            if let Some((other, c)) = earlier.map(|i| assigned[i]) {
                 return Err(at(
                     h.span().start,
                     format!(
@@ -564,6 +582,13 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
                         line_of(other.span().start)
                     ),
                 ));
+            }
+            for k in identity.keys(h.get_ref()) {
+                assigned_keys.entry(k).or_default().push(assigned.len());
+                cluster_keys
+                    .entry(k.to_string())
+                    .or_default()
+                    .push((clusters.len(), hi));
             }
             assigned.push((h, cluster.as_str()));
         }
@@ -783,6 +808,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
             .unwrap_or_else(|| "cluster".to_string()),
         identity,
         clusters,
+        cluster_keys,
         sync_fit,
         ganglia,
         os,

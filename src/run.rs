@@ -163,25 +163,19 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     let sync = open_sync(cfg, &hierarchy)?;
     let mut reg = Registry::new(hierarchy);
     let mut clocks: Vec<ClockUse> = Vec::new();
+    let mut asked: std::collections::HashSet<String> = std::collections::HashSet::new();
     let identity = reg.hierarchy.identity.clone();
     let mut clock_of = |host: &str| -> Option<ClockMap> {
         let sync = sync.as_ref()?;
         let found = sync.lookup(host, &identity);
-        if !clocks.iter().any(|c| c.host == host) {
-            let map = found.map(|(m, name)| {
-                let lines = sync
-                    .hosts
-                    .iter()
-                    .find(|h| h.host == name)
-                    .map_or(0, |h| h.lines_used);
-                (name.to_string(), m, lines)
-            });
+        if asked.insert(host.to_string()) {
+            let map = found.map(|(m, name, lines)| (name.to_string(), m, lines));
             clocks.push(ClockUse {
                 host: host.to_string(),
                 map,
             });
         }
-        found.map(|(m, _)| m)
+        found.map(|(m, _, _)| m)
     };
 
     let mut sources: Vec<Box<dyn EventSource>> = Vec::new();
@@ -354,9 +348,19 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         }
     }
     let mut merge = Merge::new(sources, &mut reg)?;
-    let origin = merge
-        .peek_time()
-        .map_or(0, |t| t.div_euclid(1_000_000_000) * 1_000_000_000);
+    // An empty run is an error, not a trace with a T0 in 1970.
+    let Some(first) = merge.peek_time() else {
+        let names: Vec<String> = merge
+            .sources()
+            .iter()
+            .map(|s| s.stats().path.display().to_string())
+            .collect();
+        return Err(Error::input(format!(
+            "no event in any input ({}): nothing to write",
+            names.join(", ")
+        )));
+    };
+    let origin = first.div_euclid(1_000_000_000) * 1_000_000_000;
 
     let progress = (!cfg.quiet && io::stderr().is_terminal()).then(|| {
         let pb = indicatif::ProgressBar::new_spinner();

@@ -155,3 +155,40 @@ fn a_cut_last_line_is_reported_not_parsed() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("no newline"), "{}", stderr(&o));
 }
+
+/// Many distinct hosts, each in its own `[clusters]` entry and with its
+/// own sync line pair: every host lands in its cluster and is corrected.
+/// (Host, cluster and sync lookups go through identity keys; a scan per
+/// lookup made 30,000 of each take minutes. benches/hostile.sh times a
+/// million.)
+#[test]
+fn many_hosts_clusters_and_sync_lines() {
+    let n = 20_000;
+    let d = tempdir();
+    let mut traced = String::from("# collector h0000000\n");
+    let mut h = fs::read_to_string(root().join("hierarchies/ganglia.toml")).unwrap();
+    h.push_str("[clusters]\n");
+    let mut sync = String::new();
+    for i in 0..n {
+        traced.push_str(&format!("{}.{:03} load_one h{i:07} {}\n", 1795264448 + i / 1000, i % 1000, i % 7));
+        h.push_str(&format!("c{i:05} = [\"h{i:07}\"]\n"));
+        sync.push_str(&format!("{} ref 1795264448000000 h{i:07} 1795264448000000\n", 2 * i + 1));
+        sync.push_str(&format!("{} ref 1795264458000000 h{i:07} 1795264458000000\n", 2 * i + 2));
+    }
+    let (t, hp, sp) = (d.path().join("g.traced"), d.path().join("h.toml"), d.path().join("sync"));
+    fs::write(&t, traced).unwrap();
+    fs::write(&hp, h).unwrap();
+    fs::write(&sp, sync).unwrap();
+    let out = d.path().join("x.paje");
+    let o = integrador(&["-ganglia", s(&t), "-hierarchy", s(&hp), "-sync", s(&sp), "-o", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = fs::read_to_string(&out).unwrap();
+    for i in [0, n / 2, n - 1] {
+        assert!(text.contains(&format!(" c{i:05} ")), "cluster c{i:05}");
+    }
+    assert_eq!(count_events(&out, "PajeSetVariable"), n as usize);
+    // The collector h0000000 is found among the sync file's hosts.
+    let e = stderr(&o);
+    assert!(e.contains("clocks (reference ref)"), "{e}");
+    assert!(!e.contains("uncorrected"), "{e}");
+}

@@ -18,7 +18,7 @@ fn table(name: &str) -> SyncTable {
 fn thesis_worked_example_maps_exactly() {
     for name in ["thesis-table-4.6.sync", "thesis-table-4.6.plain.sync"] {
         let t = table(name);
-        let (m, _) = t.lookup("paple03", &HostIdentity::default()).unwrap();
+        let (m, _, _) = t.lookup("paple03", &HostIdentity::default()).unwrap();
         assert_eq!(
             m.map(1094222084364200 * 1000).div_euclid(1000),
             1094221333343713,
@@ -34,7 +34,7 @@ fn every_expected_example_maps_to_its_floor() {
     assert_eq!(t.reference, truth["reference_host"].as_str().unwrap());
     let mut n = 0;
     for (host, facts) in truth["hosts"].as_object().unwrap() {
-        let (m, _) = t.lookup(host, &HostIdentity::default()).unwrap();
+        let (m, _, _) = t.lookup(host, &HostIdentity::default()).unwrap();
         let ppm = facts["drift_ppm"].as_f64().unwrap();
         assert!(
             (m.drift_ppm() - ppm).abs() < 0.001,
@@ -136,7 +136,7 @@ fn collector_clock_corrects_a_ganglia_recording() {
     let text = String::from_utf8(o.stdout).unwrap();
     // 1094222793000000 us on paple01 -> floor of the exact reference time.
     let t = table("thesis-table-4.6.sync");
-    let (m, _) = t.lookup("paple01", &HostIdentity::default()).unwrap();
+    let (m, _, _) = t.lookup("paple01", &HostIdentity::default()).unwrap();
     let mapped = m.map(1_094_222_793_000_000_000);
     let expected = format!(
         "6 {}.{:09} ",

@@ -129,9 +129,13 @@ impl Preamble {
             match v.first().map(String::as_str) {
                 Some("TRUE") => Ok(true),
                 Some("FALSE") => Ok(false),
-                other => Err(bad(
+                Some(other) => Err(bad(
                     at,
-                    format!("`{key}=` is {other:?}, expected TRUE or FALSE"),
+                    format!("`{key}=` is `{other}`, expected TRUE or FALSE"),
+                )),
+                None => Err(bad(
+                    at,
+                    format!("`{key}=` has no value, expected TRUE or FALSE"),
                 )),
             }
         };
@@ -139,7 +143,10 @@ impl Preamble {
             v.and_then(|s| s.parse::<u64>().ok()).ok_or_else(|| {
                 bad(
                     at,
-                    format!("`{key}=` is {:?}, expected a non-negative integer", v),
+                    match v {
+                        Some(v) => format!("`{key}=` is `{v}`, expected a non-negative integer"),
+                        None => format!("`{key}=` has no value, expected a non-negative integer"),
+                    },
                 )
             })
         };

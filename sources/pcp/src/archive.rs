@@ -149,11 +149,64 @@ pub fn open(path: &Path) -> std::io::Result<Box<dyn Read>> {
             1 << 16,
             xz2::read::XzDecoder::new_multi_decoder(file),
         )),
-        Some("zst") => Box::new(BufReader::with_capacity(
-            1 << 16,
-            ruzstd::decoding::StreamingDecoder::new(file)
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?,
-        )),
+        Some("zst") => {
+            let read = std::rc::Rc::new(std::cell::Cell::new(0u64));
+            let counted = Counted {
+                inner: file,
+                read: read.clone(),
+            };
+            let damaged = |read: &std::cell::Cell<u64>| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "the zstd data is damaged near compressed byte {}: cannot decompress",
+                        read.get()
+                    ),
+                )
+            };
+            let decoder =
+                ruzstd::decoding::StreamingDecoder::new(counted).map_err(|_| damaged(&read))?;
+            Box::new(BufReader::with_capacity(1 << 16, Zstd { decoder, read }))
+        }
         _ => Box::new(file),
     })
+}
+
+/// Counts the compressed bytes a decoder has taken, for messages.
+struct Counted<R> {
+    inner: R,
+    read: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// A zstd stream whose errors say where, in plain words (the decoder's own
+/// are its internal enums).
+struct Zstd<R: Read> {
+    decoder: ruzstd::decoding::StreamingDecoder<Counted<R>, ruzstd::decoding::FrameDecoder>,
+    read: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<R: Read> Read for Zstd<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.decoder.read(buf).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                e
+            } else {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "the zstd data is damaged near compressed byte {}: cannot decompress",
+                        self.read.get()
+                    ),
+                )
+            }
+        })
+    }
 }

@@ -15,6 +15,11 @@ pub enum Next {
     Truncated(u64),
 }
 
+/// The longest record read: a pmResult of every metric of a large host
+/// is a few MiB; a corrupt length word must not make the reader hold a
+/// gigabyte of a decompressed volume.
+pub const MAX_RECORD: u32 = 64 << 20;
+
 /// Reads framed records one at a time.
 pub struct Framed<R> {
     r: R,
@@ -49,6 +54,15 @@ impl<R: Read> Framed<R> {
         let len = crate::be32(buf, 0).unwrap_or(0);
         if len == 0 {
             return Ok(Next::End);
+        }
+        if len > MAX_RECORD {
+            return Err(Error {
+                offset: start,
+                kind: ErrorKind::Framing(format!(
+                    "record length {len} is beyond {} MiB, more than any record pmlogger writes: the file is damaged",
+                    MAX_RECORD >> 20
+                )),
+            });
         }
         if len < 8 {
             return Err(Error {
