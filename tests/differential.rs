@@ -123,6 +123,9 @@ fn mutate(rng: &mut Rng, data: &[u8], other: &[u8], text: bool) -> Vec<u8> {
                 5 => {
                     // Swap two nearby lines.
                     let b = (a + 1 + rng.below(3)).min(ls.len() - 1);
+                    if b <= a {
+                        return d;
+                    }
                     let lb = d[ls[b].0..ls[b].1].to_vec();
                     let mut out = d[..ls[a].0].to_vec();
                     out.extend_from_slice(&lb);

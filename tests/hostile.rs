@@ -170,17 +170,41 @@ fn many_hosts_clusters_and_sync_lines() {
     h.push_str("[clusters]\n");
     let mut sync = String::new();
     for i in 0..n {
-        traced.push_str(&format!("{}.{:03} load_one h{i:07} {}\n", 1795264448 + i / 1000, i % 1000, i % 7));
+        traced.push_str(&format!(
+            "{}.{:03} load_one h{i:07} {}\n",
+            1795264448 + i / 1000,
+            i % 1000,
+            i % 7
+        ));
         h.push_str(&format!("c{i:05} = [\"h{i:07}\"]\n"));
-        sync.push_str(&format!("{} ref 1795264448000000 h{i:07} 1795264448000000\n", 2 * i + 1));
-        sync.push_str(&format!("{} ref 1795264458000000 h{i:07} 1795264458000000\n", 2 * i + 2));
+        sync.push_str(&format!(
+            "{} ref 1795264448000000 h{i:07} 1795264448000000\n",
+            2 * i + 1
+        ));
+        sync.push_str(&format!(
+            "{} ref 1795264458000000 h{i:07} 1795264458000000\n",
+            2 * i + 2
+        ));
     }
-    let (t, hp, sp) = (d.path().join("g.traced"), d.path().join("h.toml"), d.path().join("sync"));
+    let (t, hp, sp) = (
+        d.path().join("g.traced"),
+        d.path().join("h.toml"),
+        d.path().join("sync"),
+    );
     fs::write(&t, traced).unwrap();
     fs::write(&hp, h).unwrap();
     fs::write(&sp, sync).unwrap();
     let out = d.path().join("x.paje");
-    let o = integrador(&["-ganglia", s(&t), "-hierarchy", s(&hp), "-sync", s(&sp), "-o", s(&out)]);
+    let o = integrador(&[
+        "-ganglia",
+        s(&t),
+        "-hierarchy",
+        s(&hp),
+        "-sync",
+        s(&sp),
+        "-o",
+        s(&out),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = fs::read_to_string(&out).unwrap();
     for i in [0, n / 2, n - 1] {
@@ -191,4 +215,73 @@ fn many_hosts_clusters_and_sync_lines() {
     let e = stderr(&o);
     assert!(e.contains("clocks (reference ref)"), "{e}");
     assert!(!e.contains("uncorrected"), "{e}");
+}
+
+const SNAPSHOT: &str = r#"<?xml version="1.0" encoding="ISO-8859-1" standalone="yes"?>
+<GANGLIA_XML VERSION="3.7.2" SOURCE="gmond">
+<CLUSTER NAME="c" LOCALTIME="1795264448" OWNER="x" LATLONG="x" URL="x">
+<HOST NAME="n1" IP="127.0.0.1" REPORTED="1795264440" TN="8" TMAX="20" DMAX="0" LOCATION="x" GMOND_STARTED="0">
+<METRIC NAME="load_one" VAL="0.5" TYPE="float" UNITS="" TN="8" TMAX="70" DMAX="0" SLOPE="both"></METRIC>
+</HOST>
+<HOST NAME="n2" IP="127.0.0.2" REPORTED="1795264440" TN="8" TMAX="20" DMAX="0" LOCATION="x" GMOND_STARTED="0">
+<METRIC NAME="load_one" VAL="0.7" TYPE="float" UNITS="" TN="8" TMAX="70" DMAX="0" SLOPE="both"></METRIC>
+</HOST>
+</CLUSTER>
+</GANGLIA_XML>
+"#;
+
+/// A snapshot cut between elements keeps what came before the cut and
+/// says so; a cut `rrdtool dump` is refused (its rows are timed from the
+/// end of each archive, so a cut one cannot be placed).
+#[test]
+fn cut_xml_is_reported_and_cut_rrd_refused() {
+    let d = tempdir();
+    let whole = d.path().join("whole.xml");
+    fs::write(&whole, SNAPSHOT).unwrap();
+    let out = d.path().join("x.paje");
+    let o = integrador(&["-q", "-ganglia", s(&whole), "-o", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    assert_eq!(count_events(&out, "PajeSetVariable"), 2);
+    let cut = d.path().join("cut.xml");
+    let at = SNAPSHOT.find("<HOST NAME=\"n2\"").unwrap();
+    fs::write(&cut, &SNAPSHOT[..at]).unwrap();
+    let o = integrador(&["-q", "-ganglia", s(&cut), "-o", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("cut.xml: a snapshot is cut at byte"), "{e}");
+    assert_eq!(
+        count_events(&out, "PajeSetVariable"),
+        1,
+        "n1's sample is kept"
+    );
+    assert_valid(&out);
+
+    let rrd = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<rrd><version>0003</version><step>15</step><lastupdate>1795264500</lastupdate>\n<ds><name> sum </name><type> GAUGE </type></ds>\n<rra><cf>AVERAGE</cf><pdp_per_row>1</pdp_per_row><database>\n<row><v>1.0e+00</v></row>\n<row><v>2.0e+00</v></row>\n</database></rra>\n</rrd>\n";
+    let full = d.path().join("n1.load_one.xml");
+    fs::write(&full, rrd).unwrap();
+    let o = integrador(&[
+        "-q",
+        "-ganglia",
+        s(&full),
+        "--ganglia-format",
+        "rrd",
+        "-o",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(count_events(&out, "PajeSetVariable"), 2);
+    let cut_at = rrd.find("<row><v>2.0").unwrap();
+    fs::write(&full, &rrd[..cut_at]).unwrap();
+    let o = integrador(&[
+        "-q",
+        "-ganglia",
+        s(&full),
+        "--ganglia-format",
+        "rrd",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the dump is cut"), "{}", stderr(&o));
 }

@@ -242,6 +242,8 @@ pub struct XmlSource {
     strings: u64,
     bad_values: u64,
     repeated: u64,
+    /// Cut documents, for the warnings.
+    damage: Vec<String>,
 }
 
 impl XmlSource {
@@ -267,6 +269,7 @@ impl XmlSource {
             strings: 0,
             bad_values: 0,
             repeated: 0,
+            damage: Vec::new(),
         };
         Ok(Converted::new(
             source,
@@ -326,6 +329,12 @@ impl XmlSource {
                 }
                 self.strings += r.counts.strings;
                 self.bad_values += r.counts.bad_values;
+                for at in &r.cuts {
+                    self.damage.push(format!(
+                        "{}: a snapshot is cut at byte {at} (no </GANGLIA_XML>): its samples before the cut are kept",
+                        path.display()
+                    ));
+                }
                 self.reader = None;
             }
             if !self.batch.is_empty() {
@@ -351,6 +360,7 @@ impl Converter for XmlSource {
                 ));
             }
             out.stats.notes.extend(notes);
+            out.stats.damage.append(&mut self.damage);
             return Ok(false);
         }
         let Some(e) = self.batch.get(self.batch_pos) else {

@@ -57,7 +57,17 @@ impl RrdDump {
                 offset: reader.error_position(),
                 what: e.to_string(),
             })? {
-                Event::Eof => break,
+                Event::Eof => {
+                    // Row times count back from the end of each archive, so
+                    // the rows of a cut dump cannot be placed in time.
+                    if !path.is_empty() {
+                        return Err(bad(format!(
+                            "the dump is cut (no </{}>): rrdtool dump did not finish, and the rows of a cut archive cannot be placed in time",
+                            String::from_utf8_lossy(path.first().map_or(&b"rrd"[..], Vec::as_slice))
+                        )));
+                    }
+                    break;
+                }
                 Event::Start(e) => {
                     let name = e.name().as_ref().to_vec();
                     match name.as_slice() {

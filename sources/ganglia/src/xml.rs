@@ -65,6 +65,11 @@ pub struct XmlReader<R: BufRead> {
     host_now: Option<i64>,
     /// What was not a sample.
     pub counts: XmlCounts,
+    /// Inside a `<GANGLIA_XML>` document not yet closed.
+    open: bool,
+    /// Byte offsets where a document was cut: the file ended, or another
+    /// document began, before its `</GANGLIA_XML>`.
+    pub cuts: Vec<u64>,
 }
 
 /// Decodes an attribute value: unescaped when it can be, raw otherwise;
@@ -117,6 +122,8 @@ impl<R: BufRead> XmlReader<R> {
             host: String::new(),
             host_now: None,
             counts: XmlCounts::default(),
+            open: false,
+            cuts: Vec::new(),
         }
     }
 
@@ -134,11 +141,17 @@ impl<R: BufRead> XmlReader<R> {
                     what: e.to_string(),
                 })?;
             let (e, start) = match ev {
-                Event::Eof => return Ok(false),
+                Event::Eof => {
+                    if std::mem::take(&mut self.open) {
+                        self.cuts.push(self.reader.buffer_position());
+                    }
+                    return Ok(false);
+                }
                 Event::Start(e) => (e.into_owned(), true),
                 Event::Empty(e) => (e.into_owned(), false),
                 Event::End(e) => {
                     match e.name().as_ref() {
+                        b"GANGLIA_XML" => self.open = false,
                         b"GRID" => self.grid_depth = self.grid_depth.saturating_sub(1),
                         b"CLUSTER" => {
                             self.cluster_time = None;
@@ -153,6 +166,10 @@ impl<R: BufRead> XmlReader<R> {
             let a = attrs(&e);
             match e.name().as_ref() {
                 b"GANGLIA_XML" => {
+                    if self.open {
+                        self.cuts.push(offset);
+                    }
+                    self.open = start;
                     self.counts.documents += 1;
                     self.gmetad = get(&a, "SOURCE") == Some("gmetad");
                     self.grid_time = None;
