@@ -260,7 +260,7 @@ impl EventMap {
     /// Loads a map file.
     pub fn load(path: &Path) -> Result<EventMap> {
         let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-        let text = integrador_lines::read_to_string_bounded(file, 16 << 20)
+        let text = integrador_lines::read_to_string_bounded(file, 4 << 20)
             .map_err(|e| Error::in_file(path, format!("event map: {e}")))?;
         EventMap::parse(&text, &path.display().to_string())
     }

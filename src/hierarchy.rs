@@ -220,7 +220,7 @@ impl Hierarchy {
     /// Loads a hierarchy file.
     pub fn load(path: &Path) -> Result<Hierarchy> {
         let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-        let text = integrador_lines::read_to_string_bounded(file, 16 << 20)
+        let text = integrador_lines::read_to_string_bounded(file, 4 << 20)
             .map_err(|e| Error::in_file(path, format!("hierarchy: {e}")))?;
         parse(&text, &path.display().to_string())
     }
