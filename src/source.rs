@@ -43,6 +43,22 @@ pub struct SourceStats {
     pub damage: Vec<String>,
 }
 
+impl SourceStats {
+    /// Notes, at the end of a line-oriented input, a last line left out
+    /// for want of its newline, and an input that gave nothing at all.
+    pub fn end_of_text(&mut self, path: &std::path::Path, cut: Option<u64>, nothing: &str) {
+        if let Some(line) = cut {
+            self.damage.push(format!(
+                "{}: line {line} has no newline (the file was cut while written?): left out",
+                path.display()
+            ));
+        }
+        if self.records == 0 {
+            self.damage.push(format!("{}: {nothing}", path.display()));
+        }
+    }
+}
+
 /// What a message-passing source matched, after clock correction.
 #[derive(Debug, Clone, Default)]
 pub struct MessageStats {

@@ -172,12 +172,7 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
             )
         })?;
     }
-    let notes: Vec<&String> = r
-        .sources
-        .iter()
-        .flat_map(|s| s.damage.iter())
-        .chain(r.warnings.iter())
-        .collect();
+    let notes = warnings_of(r);
     if !notes.is_empty() {
         writeln!(out, "  warnings:")?;
         rows(out, &notes, |out, w| writeln!(out, "    {w}"))?;
@@ -188,15 +183,19 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
 /// Writes only the warnings, for `-q` runs: damage in an input is
 /// reported even when the summary is not wanted.
 pub fn write_warnings(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
-    let notes: Vec<&String> = r
-        .sources
-        .iter()
-        .flat_map(|s| s.damage.iter())
-        .chain(r.warnings.iter())
-        .collect();
+    let notes = warnings_of(r);
     if notes.is_empty() {
         return Ok(());
     }
     writeln!(out, "integrador: warnings:")?;
     rows(out, &notes, |out, w| writeln!(out, "    {w}"))
+}
+
+/// Damage found in the inputs, then the run's own warnings.
+fn warnings_of(r: &RunReport) -> Vec<&String> {
+    r.sources
+        .iter()
+        .flat_map(|s| s.damage.iter())
+        .chain(r.warnings.iter())
+        .collect()
 }

@@ -150,18 +150,11 @@ impl Converter for TracedSource {
             .read_sample(&mut self.sample)
             .map_err(|e| Error::in_file(&self.path, e))?
         {
-            if let Some(line) = self.reader.cut_line() {
-                out.stats.damage.push(format!(
-                    "{}: line {line} has no newline (the recording was cut while written?): left out",
-                    self.path.display()
-                ));
-            }
-            if out.stats.records == 0 {
-                out.stats.damage.push(format!(
-                    "{}: no sample in this recording",
-                    self.path.display()
-                ));
-            }
+            out.stats.end_of_text(
+                &self.path,
+                self.reader.cut_line(),
+                "no sample in this recording",
+            );
             return Ok(false);
         }
         let op = self.convert(reg);

@@ -109,17 +109,8 @@ impl Converter for OsSource {
             .next_record()
             .map_err(|e| Error::in_file(&self.path, e))?
         else {
-            if let Some(line) = self.reader.cut_line() {
-                out.stats.damage.push(format!(
-                    "{}: line {line} has no newline (the recording was cut while written?): left out",
-                    self.path.display()
-                ));
-            }
-            if out.stats.records == 0 {
-                out.stats
-                    .damage
-                    .push(format!("{}: no record in this file", self.path.display()));
-            }
+            out.stats
+                .end_of_text(&self.path, self.reader.cut_line(), "no record in this file");
             return Ok(false);
         };
         if let (Some(pid), true) = (rec.pid, rec.kind != OsKind::Time) {

@@ -370,18 +370,11 @@ impl Converter for SchedSource {
         else {
             self.release(out, None)?;
             self.done = true;
-            if let Some(line) = self.reader.cut {
-                out.stats.damage.push(format!(
-                    "{}: line {line} has no newline (the capture was cut?): left out",
-                    self.path.display()
-                ));
-            }
-            if out.stats.records == 0 {
-                out.stats.damage.push(format!(
-                    "{}: no scheduler event in this trace",
-                    self.path.display()
-                ));
-            }
+            out.stats.end_of_text(
+                &self.path,
+                self.reader.cut,
+                "no scheduler event in this trace",
+            );
             let (i, o) = self.inferred;
             out.stats.notes.push(format!(
                 "{i} switch(es) onto and {o} off a CPU inferred (not recorded by the kernel)"
