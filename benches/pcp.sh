@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mb=${1:-110}
 dir=${2:-${TMPDIR:-/tmp}}
-fixtures=${INTEGRADOR_FIXTURES:-../shared/fixtures}
+fixtures=${INTEGRADOR_FIXTURES:-tests/data}
 cargo build --release -q
 cargo build --release -q -p integrador-pcp --examples
 bin=target/release/integrador

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 copies=${1:-1230}
 dir=${2:-${TMPDIR:-/tmp}}
-fixtures=${INTEGRADOR_FIXTURES:-../shared/fixtures}
+fixtures=${INTEGRADOR_FIXTURES:-tests/data}
 cargo build --release -q -p integrador-sched --examples
 src="$fixtures/sched/pingpong-pipe/ftrace.txt"
 big="$dir/bench-ftrace.txt"

@@ -75,7 +75,7 @@ fn ganglia_xml_readers_never_panic() {
         while let Ok(true) = r.next_entry(&mut e) {}
         let _ = RrdDump::read(b);
     }
-    let fx = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
+    let fx = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let fx = std::env::var_os("INTEGRADOR_FIXTURES").map_or(fx, std::path::PathBuf::from);
     for f in [
         "ganglia/snapshots/snap_000.xml",

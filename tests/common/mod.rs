@@ -5,13 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// `../shared/fixtures` relative to the workspace root, or
-/// `$INTEGRADOR_FIXTURES`.
+/// The real-tool fixtures the tests read: `tests/data` in the repository
+/// (a fresh clone has everything it needs), or `$INTEGRADOR_FIXTURES`.
 pub fn fixtures() -> PathBuf {
     if let Some(p) = std::env::var_os("INTEGRADOR_FIXTURES") {
         return PathBuf::from(p);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
 pub fn fixture(rel: &str) -> PathBuf {
