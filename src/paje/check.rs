@@ -219,7 +219,7 @@ fn tokenize<'a>(line: &'a [u8]) -> (Vec<&'a [u8]>, usize, bool) {
     let mut words: Vec<&[u8]> = Vec::new();
     let mut dropped = 0;
     let mut comment = false;
-    let n = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
+    let mut n = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
     let mut push = |w: &'a [u8]| {
         if words.len() < 20 {
             words.push(w);
@@ -240,7 +240,9 @@ fn tokenize<'a>(line: &'a [u8]) -> (Vec<&'a [u8]>, usize, bool) {
             continue;
         }
         if c == b'#' {
+            // The comment ends the word it interrupts, too.
             comment = true;
+            n = i;
             break;
         }
         let space = c.is_ascii_whitespace() || c == 0x0b;
@@ -335,6 +337,18 @@ impl Checker {
         if first.starts_with('%') {
             self.definition_line(line, &words);
         } else {
+            if let Some((id, def, start)) = self.in_def.take() {
+                // pj_dump ends an unclosed definition at the first event
+                // line and keeps it.
+                self.warn(
+                    line,
+                    format!(
+                        "definition of {} (line {start}) is not closed by %EndEventDef before this line",
+                        def.kind.name()
+                    ),
+                );
+                self.close_definition(line, id, def, start);
+            }
             self.seen_event = true;
             self.event_line(line, &words);
         }
@@ -373,29 +387,7 @@ impl Checker {
             }
             Some((id, mut def, start)) => {
                 if key == "EndEventDef" {
-                    let missing: Vec<&str> = def
-                        .kind
-                        .obligatory()
-                        .iter()
-                        .filter(|f| {
-                            !def.slots
-                                .iter()
-                                .any(|s| matches!(s, Slot::Known(k) if k == *f))
-                        })
-                        .map(|f| f.name())
-                        .collect();
-                    if !missing.is_empty() {
-                        self.error(
-                            line,
-                            format!(
-                                "definition of {} (line {start}) lacks field(s) {}",
-                                def.kind.name(),
-                                missing.join(", ")
-                            ),
-                        );
-                    } else {
-                        self.defs.insert(id, def);
-                    }
+                    self.close_definition(line, id, def, start);
                     return;
                 }
                 let Some(ty) = w.get(n) else {
@@ -427,6 +419,33 @@ impl Checker {
         }
     }
 
+    /// Ends a definition: kept when it has every field its event needs.
+    fn close_definition(&mut self, line: u64, id: String, def: Definition, start: u64) {
+        let missing: Vec<&str> = def
+            .kind
+            .obligatory()
+            .iter()
+            .filter(|f| {
+                !def.slots
+                    .iter()
+                    .any(|s| matches!(s, Slot::Known(k) if k == *f))
+            })
+            .map(|f| f.name())
+            .collect();
+        if missing.is_empty() {
+            self.defs.insert(id, def);
+        } else {
+            self.error(
+                line,
+                format!(
+                    "definition of {} (line {start}) lacks field(s) {}",
+                    def.kind.name(),
+                    missing.join(", ")
+                ),
+            );
+        }
+    }
+
     fn event_line(&mut self, line: u64, w: &[String]) {
         let Some(id) = w.first() else { return };
         let Some(def) = self.defs.get(id) else {
@@ -445,11 +464,28 @@ impl Checker {
             })
             .collect();
         if w.len() < slots.len() {
+            // pj_dump complains and reads the line anyway; it aborts only
+            // when a field the event needs lies beyond the line's end.
             let need = slots.len();
-            return self.error(
+            let missing_needed = slots.iter().enumerate().skip(w.len()).any(|(_, f)| {
+                f.is_some_and(|f| {
+                    kind.obligatory().contains(&f) || matches!(f, Field::Alias | Field::Color)
+                })
+            });
+            if missing_needed {
+                return self.error(
+                    line,
+                    format!(
+                        "{} needs {need} fields, the line has {} (pj_dump aborts)",
+                        kind.name(),
+                        w.len()
+                    ),
+                );
+            }
+            self.warn(
                 line,
                 format!(
-                    "{} needs {need} fields, the line has {} (pj_dump aborts)",
+                    "{} has {need} fields, the line has {}: pj_dump complains and reads the line without the missing ones",
                     kind.name(),
                     w.len()
                 ),
@@ -685,7 +721,7 @@ impl Checker {
                     ty: t,
                     name: f.name.clone(),
                     destroyed: false,
-                    end_time: time,
+                    end_time: f64::NEG_INFINITY,
                     children: Vec::new(),
                     rows: HashMap::new(),
                 });
@@ -990,6 +1026,7 @@ mod tests {
             vec!["6", "0.5", "t1", "0", "node one", "c1"]
         );
         assert_eq!(words("a # comment\n"), vec!["a"]);
+        assert_eq!(words("k2_84#12 x\n"), vec!["k2_84"]);
         assert_eq!(words("a \"x # y\" b"), vec!["a", "x # y", "b"]);
         assert_eq!(words("\"\" b\" c"), vec!["\" b", "c"]);
         assert_eq!(words("\t a\tb \r\n"), vec!["a", "b"]);
