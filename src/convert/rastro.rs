@@ -247,7 +247,8 @@ struct Scan {
     /// OS tid per file.
     tid: HashMap<usize, u32>,
     /// Links in flight: balance (+ starts − ends) and the first end's file.
-    open: HashMap<Key, (i64, usize)>,
+    /// Also the value id of the first end (see `value_ids` in `run`).
+    open: HashMap<Key, (i64, usize, u32)>,
     /// The end's file of links whose start does not name it.
     partner: HashMap<Key, usize>,
 }
@@ -274,7 +275,14 @@ impl Scan {
         let ranks: HashSet<u64> = walk.files.iter().map(|f| f.id1).collect();
         let threads: HashSet<(u64, u64)> = walk.files.iter().map(|f| (f.id1, f.id2)).collect();
         let mut unplaceable: HashSet<Key> = HashSet::new();
-        let mut values: HashMap<Key, &str> = HashMap::new();
+        // Link values by a small id, kept in the `open` entry of a key.
+        let mut value_ids: HashMap<&str, u32> = HashMap::new();
+        for def in map.events.values() {
+            for end in [&def.link_start, &def.link_end].into_iter().flatten() {
+                let n = value_ids.len() as u32;
+                value_ids.entry(end.value.as_str()).or_insert(n);
+            }
+        }
         while let Some(i) = walk.next() {
             let Some(f) = walk.files.get(i) else { break };
             if let Some(def) = map.events.get(&f.rec.ty) {
@@ -289,7 +297,11 @@ impl Scan {
                     let Some(end) = end else { continue };
                     let (open, partner) = (&mut s.open, &mut s.partner);
                     let level = map.links.get(end.link).map_or(Level::Rank, |l| l.level);
-                    let (unplaceable, values) = (&mut unplaceable, &mut values);
+                    let unplaceable = &mut unplaceable;
+                    let value = value_ids
+                        .get(end.value.as_str())
+                        .copied()
+                        .unwrap_or(u32::MAX);
                     keys.each(end, start, rec, id1, id2, |k, peer| {
                         let Some(k) = k else { return };
                         if let Some(e) = end.partner {
@@ -301,23 +313,16 @@ impl Scan {
                                 unplaceable.insert(k);
                             }
                         }
-                        match values.get(&k) {
-                            Some(v) if *v != end.value.as_str() => {
-                                unplaceable.insert(k);
-                            }
-                            Some(_) => {}
-                            None => {
-                                values.insert(k, end.value.as_str());
-                            }
+                        let e = open.entry(k).or_insert((0, i, value));
+                        if e.2 != value {
+                            unplaceable.insert(k);
                         }
-                        let e = open.entry(k).or_insert((0, i));
                         e.0 += if start { 1 } else { -1 };
                         if e.0 == 0 {
                             // Both ends seen; the end's file is this one
                             // or the one that came first.
                             let end_file = if start { e.1 } else { i };
                             open.remove(&k);
-                            values.remove(&k);
                             if needs_partner.get(usize::from(k.link)) == Some(&true) {
                                 partner.insert(k, end_file);
                             }

@@ -366,6 +366,11 @@ impl Checker {
         };
         match self.in_def.take() {
             None => {
+                if key == "EndEventDef" {
+                    // pj_dump ignores a stray end (its definition was ended
+                    // by an event line, see `line`).
+                    return self.warn(line, "%EndEventDef without an open definition".into());
+                }
                 if key != "EventDef" || w.len() != n + 2 {
                     return self.error(line, "`%EventDef <event name> <event id>` expected".into());
                 }
@@ -467,10 +472,14 @@ impl Checker {
             // pj_dump complains and reads the line anyway; it aborts only
             // when a field the event needs lies beyond the line's end.
             let need = slots.len();
-            let missing_needed = slots.iter().enumerate().skip(w.len()).any(|(_, f)| {
-                f.is_some_and(|f| {
-                    kind.obligatory().contains(&f) || matches!(f, Field::Alias | Field::Color)
-                })
+            // A user field (a name Pajé does not know) is read into the
+            // entity, so its absence aborts pj_dump; a known field the
+            // event does not use is never read.
+            let missing_needed = slots.iter().skip(w.len()).any(|f| match f {
+                None => true,
+                Some(f) => {
+                    kind.obligatory().contains(f) || matches!(f, Field::Alias | Field::Color)
+                }
             });
             if missing_needed {
                 return self.error(
