@@ -150,11 +150,13 @@ struct ContainerInfo {
     rows: HashMap<usize, Row>,
 }
 
+#[derive(Clone)]
 enum Slot {
     Known(Field),
     Extra,
 }
 
+#[derive(Clone)]
 struct Definition {
     kind: EventKind,
     slots: Vec<Slot>,
@@ -338,16 +340,20 @@ impl Checker {
             self.definition_line(line, &words);
         } else {
             if let Some((id, def, start)) = self.in_def.take() {
-                // pj_dump ends an unclosed definition at the first event
-                // line and keeps it.
-                self.warn(
-                    line,
-                    format!(
-                        "definition of {} (line {start}) is not closed by %EndEventDef before this line",
-                        def.kind.name()
-                    ),
-                );
-                self.close_definition(line, id, def, start);
+                // pj_dump knows a definition from its %EventDef line on: an
+                // event line inside it uses it as it stands, and the
+                // definition stays open for more fields and its end.
+                if !self.defs.contains_key(&id) {
+                    self.warn(
+                        line,
+                        format!(
+                            "definition of {} (line {start}) is not closed by %EndEventDef before this line",
+                            def.kind.name()
+                        ),
+                    );
+                }
+                self.close_definition(line, id.clone(), def.clone(), start);
+                self.in_def = Some((id, def, start));
             }
             self.seen_event = true;
             self.event_line(line, &words);
@@ -366,11 +372,6 @@ impl Checker {
         };
         match self.in_def.take() {
             None => {
-                if key == "EndEventDef" {
-                    // pj_dump ignores a stray end (its definition was ended
-                    // by an event line, see `line`).
-                    return self.warn(line, "%EndEventDef without an open definition".into());
-                }
                 if key != "EventDef" || w.len() != n + 2 {
                     return self.error(line, "`%EventDef <event name> <event id>` expected".into());
                 }
