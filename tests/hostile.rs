@@ -259,29 +259,24 @@ fn cut_xml_is_reported_and_cut_rrd_refused() {
 
     let rrd = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<rrd><version>0003</version><step>15</step><lastupdate>1795264500</lastupdate>\n<ds><name> sum </name><type> GAUGE </type></ds>\n<rra><cf>AVERAGE</cf><pdp_per_row>1</pdp_per_row><database>\n<row><v>1.0e+00</v></row>\n<row><v>2.0e+00</v></row>\n</database></rra>\n</rrd>\n";
     let full = d.path().join("n1.load_one.xml");
+    let run_rrd = || {
+        integrador(&[
+            "-q",
+            "-ganglia",
+            s(&full),
+            "--ganglia-format",
+            "rrd",
+            "-o",
+            s(&out),
+        ])
+    };
     fs::write(&full, rrd).unwrap();
-    let o = integrador(&[
-        "-q",
-        "-ganglia",
-        s(&full),
-        "--ganglia-format",
-        "rrd",
-        "-o",
-        s(&out),
-    ]);
+    let o = run_rrd();
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(count_events(&out, "PajeSetVariable"), 2);
     let cut_at = rrd.find("<row><v>2.0").unwrap();
     fs::write(&full, &rrd[..cut_at]).unwrap();
-    let o = integrador(&[
-        "-q",
-        "-ganglia",
-        s(&full),
-        "--ganglia-format",
-        "rrd",
-        "-o",
-        s(&out),
-    ]);
+    let o = run_rrd();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("the dump is cut"), "{}", stderr(&o));
 }
