@@ -254,10 +254,24 @@ fn exit_0_means_a_trace_pj_dump_accepts() {
         args.extend(words);
         args.extend(fixed.iter().cloned());
         args.extend(["-o".into(), out.to_string_lossy().into_owned()]);
-        let o = Command::new(env!("CARGO_BIN_EXE_integrador"))
-            .args(&args)
-            .output()
-            .unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_integrador"));
+        cmd.args(&args);
+        // Hostile input runs under an address-space cap (as `ulimit -v`):
+        // a reader that grew without bound fails here instead of taking
+        // the machine.
+        // SAFETY: setrlimit touches only the child, before exec.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                let cap = libc::rlimit {
+                    rlim_cur: 1 << 30,
+                    rlim_max: 1 << 30,
+                };
+                libc::setrlimit(libc::RLIMIT_AS, &cap);
+                Ok(())
+            });
+        }
+        let o = cmd.output().unwrap();
         match o.status.code() {
             Some(0) => {
                 accepted += 1;
