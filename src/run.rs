@@ -75,10 +75,15 @@ fn head(path: &Path) -> Result<Vec<u8>> {
     input::head(path, 4096).map_err(|e| Error::in_file(path, e))
 }
 
-/// Every input file of the run with the option that names it, as far as
-/// the command line tells them: the output must be none of them.
-fn named_inputs(cfg: &Config) -> Result<Vec<(&'static str, PathBuf)>> {
-    let mut out: Vec<(&'static str, PathBuf)> = Vec::new();
+/// Every input file of the run with the option that names it: the
+/// command line's paths, the files found in Ganglia directories and the
+/// files of PCP archives. The output must be none of them.
+fn named_inputs<'a>(
+    cfg: &'a Config,
+    ganglia_files: &'a [PathBuf],
+    archives: &'a [integrador_pcp::Archive],
+) -> Vec<(&'static str, &'a Path)> {
+    let mut out: Vec<(&'static str, &Path)> = Vec::new();
     let one = [
         ("-hierarchy", &cfg.hierarchy),
         ("-sync", &cfg.sync),
@@ -87,7 +92,7 @@ fn named_inputs(cfg: &Config) -> Result<Vec<(&'static str, PathBuf)>> {
     ];
     for (option, p) in one {
         if let Some(p) = p {
-            out.push((option, p.clone()));
+            out.push((option, p));
         }
     }
     let lists = [
@@ -95,28 +100,32 @@ fn named_inputs(cfg: &Config) -> Result<Vec<(&'static str, PathBuf)>> {
         ("-mpi", &cfg.mpi),
         ("-os", &cfg.os),
         ("-pcp", &cfg.pcp),
+        ("-ganglia", &cfg.ganglia),
     ];
     for (option, paths) in lists {
-        out.extend(paths.iter().map(|p| (option, p.clone())));
+        out.extend(paths.iter().map(|p| (option, p.as_path())));
     }
-    for p in &cfg.ganglia {
-        out.push(("-ganglia", p.clone()));
-        if p.is_dir() {
-            let mut below = Vec::new();
-            files_below(p, &mut below)?;
-            out.extend(below.into_iter().map(|f| ("-ganglia", f)));
+    out.extend(ganglia_files.iter().map(|p| ("-ganglia", p.as_path())));
+    for a in archives {
+        out.push(("-pcp", &a.meta));
+        out.extend(a.index.iter().map(|i| ("-pcp", i.as_path())));
+        out.extend(a.volumes.iter().map(|v| ("-pcp", v.path.as_path())));
+    }
+    out
+}
+
+/// The files of the `-ganglia` arguments: directories hold snapshot
+/// series or gmetad's tree of RRD dumps.
+fn ganglia_files(cfg: &Config) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in &cfg.ganglia {
+        if path.is_dir() {
+            files_below(path, &mut files)?;
+        } else {
+            files.push(path.clone());
         }
     }
-    // A PCP argument may be a base name that is no file: its archive's
-    // files are the inputs.
-    if let Ok((archives, _)) = crate::convert::pcp::archives(&cfg.pcp) {
-        for a in archives {
-            out.push(("-pcp", a.meta.clone()));
-            out.extend(a.index.clone().map(|i| ("-pcp", i)));
-            out.extend(a.volumes.iter().map(|v| ("-pcp", v.path.clone())));
-        }
-    }
-    Ok(out)
+    Ok(files)
 }
 
 /// The reorder window of a series of Ganglia XML snapshots: gmond's
@@ -145,9 +154,19 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     // The output is settled before any input is read: a wrong -o fails at
     // once, and an input named as the output is never touched.
     let target = Target::resolve(&cfg.output)?;
-    let inputs = named_inputs(cfg)?;
-    target.refuse_inputs(inputs.iter().map(|(o, p)| (*o, p.as_path())))?;
-    let _streams = input::Scope::enter(inputs.iter().map(|(_, p)| p.as_path()));
+    // Directories and archives are listed once, here: their files are
+    // inputs the output must not be, and the sources read them below.
+    let ganglia_files = ganglia_files(cfg)?;
+    if let Some(p) = cfg.pcp.iter().find(|p| input::is_read_once(p)) {
+        return Err(Error::in_file(
+            p,
+            "a PCP archive is several files (NAME.meta, NAME.0, ...) read by name: give the archive's files or base name, not a pipe",
+        ));
+    }
+    let (archives, ignored) = crate::convert::pcp::archives(&cfg.pcp)?;
+    let inputs = named_inputs(cfg, &ganglia_files, &archives);
+    target.refuse_inputs(inputs.iter().copied())?;
+    let _streams = input::Scope::enter(inputs.iter().map(|(_, p)| *p));
     // Created now so that an unwritable place fails before the work; the
     // temporary file is removed on any error or ending signal.
     let sink = target.create()?;
@@ -237,15 +256,6 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         }
         sources.push(Box::new(opened.source));
     }
-    // Directories hold snapshot series or gmetad's tree of RRD dumps.
-    let mut ganglia_files = Vec::new();
-    for path in &cfg.ganglia {
-        if path.is_dir() {
-            files_below(path, &mut ganglia_files)?;
-        } else {
-            ganglia_files.push(path.clone());
-        }
-    }
     let mut snapshots = Vec::new();
     for path in &ganglia_files {
         let format = match cfg.ganglia_format {
@@ -312,13 +322,6 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         )?));
     }
 
-    if let Some(p) = cfg.pcp.iter().find(|p| input::is_read_once(p)) {
-        return Err(Error::in_file(
-            p,
-            "a PCP archive is several files (NAME.meta, NAME.0, ...) read by name: give the archive's files or base name, not a pipe",
-        ));
-    }
-    let (archives, ignored) = crate::convert::pcp::archives(&cfg.pcp)?;
     for a in archives {
         sources.push(Box::new(PcpSource::open(
             a,
