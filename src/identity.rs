@@ -10,6 +10,57 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::Arc;
+
+/// Positions (in a caller's list of hosts) filed under the identity keys
+/// of their names ([`HostIdentity::keys`]): the candidates for
+/// [`HostIdentity::same`] without a scan. A key nearly always holds one
+/// position, stored inline.
+#[derive(Debug, Clone, Default)]
+pub struct KeyIndex {
+    map: HashMap<Arc<str>, Positions>,
+}
+
+#[derive(Debug, Clone)]
+enum Positions {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl KeyIndex {
+    /// Files `position` under `key`; a repeat of the key's last position
+    /// is kept once.
+    pub fn insert(&mut self, key: Arc<str>, position: u32) {
+        match self.map.get_mut(&key) {
+            None => {
+                self.map.insert(key, Positions::One(position));
+            }
+            Some(p) => {
+                if p.as_slice().last() == Some(&position) {
+                    return;
+                }
+                match p {
+                    Positions::One(first) => *p = Positions::Many(vec![*first, position]),
+                    Positions::Many(v) => v.push(position),
+                }
+            }
+        }
+    }
+
+    /// The positions filed under `key`, in the order they were filed.
+    pub fn get(&self, key: &str) -> &[u32] {
+        self.map.get(key).map_or(&[], Positions::as_slice)
+    }
+}
+
+impl Positions {
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            Positions::One(i) => std::slice::from_ref(i),
+            Positions::Many(v) => v,
+        }
+    }
+}
 
 /// The identity rules of a run.
 #[derive(Debug, Clone)]

@@ -5,8 +5,14 @@
 //! out ids. The writer declares what it registered lazily, at first use.
 
 use crate::hierarchy::{Display, Hierarchy, Role};
+use crate::identity::KeyIndex;
 use crate::model::{ContainerId, TypeId, ValueId};
 use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A name stored once and shared by every table that refers to it: a run
+/// with a million hosts keeps each host name a single time.
+pub type Name = Arc<str>;
 
 /// Nature of a type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -36,9 +42,9 @@ pub struct TypeDef {
     /// Parent container type; `None` = the root type `0`.
     pub parent: Option<TypeId>,
     /// Name shown by Pajé.
-    pub name: String,
+    pub name: Name,
     /// Color, for variable types.
-    pub color: Option<String>,
+    pub color: Option<Name>,
     /// Whether the writer has declared it.
     pub declared: bool,
 }
@@ -51,7 +57,7 @@ pub struct ContainerDef {
     /// Parent container; `None` = the root container `0`.
     pub parent: Option<ContainerId>,
     /// Name shown by Pajé.
-    pub name: String,
+    pub name: Name,
     /// Whether the writer has created it.
     pub created: bool,
 }
@@ -73,9 +79,22 @@ pub struct ValueDef {
 #[derive(Debug, Clone)]
 pub struct HostSeen {
     /// The name as the input spelled it.
-    pub name: String,
+    pub name: Name,
     /// The Machine container.
     pub machine: ContainerId,
+    /// The next name of the same Machine in `hosts_seen` (`NONE` ends the
+    /// chain): most machines have one name, and a chain costs 4 bytes
+    /// where a list per machine costs a heap block.
+    next_name: u32,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// A Machine and the first of its names in `hosts_seen`.
+#[derive(Clone, Copy)]
+struct MachineEntry {
+    id: ContainerId,
+    first_name: u32,
 }
 
 /// The unified hierarchy of a run.
@@ -88,16 +107,19 @@ pub struct Registry {
     level_types: Vec<TypeId>,
     grid: Option<ContainerId>,
     clusters: HashMap<String, ContainerId>,
-    machines: Vec<(ContainerId, Vec<String>)>,
+    machines: Vec<MachineEntry>,
     /// `machines` positions by [`HostIdentity::keys`] of their names.
-    machine_keys: HashMap<String, Vec<usize>>,
+    machine_keys: KeyIndex,
     /// Variable types made so far (for the palette).
     variable_types: usize,
-    machine_cache: HashMap<String, ContainerId>,
     numbered: HashMap<(ContainerId, TypeId, u64), ContainerId>,
     named: HashMap<(ContainerId, TypeId, String), ContainerId>,
     link_channels: u32,
-    sub_types: HashMap<(TypeId, TypeKind, String), TypeId>,
+    /// Types under a parent by kind, then by key: the two-level map finds
+    /// a key without building one.
+    sub_types: HashMap<(TypeId, TypeKind), HashMap<Name, TypeId>>,
+    /// The palette's colors, shared by the types that take them.
+    palette: [Name; PALETTE.len()],
     link_types: HashMap<(Option<TypeId>, TypeId, TypeId, String), TypeId>,
     value_ids: HashMap<(TypeId, String), ValueId>,
     hosts_seen: Vec<HostSeen>,
@@ -130,13 +152,13 @@ impl Registry {
             grid: None,
             clusters: HashMap::new(),
             machines: Vec::new(),
-            machine_keys: HashMap::new(),
+            machine_keys: KeyIndex::default(),
             variable_types: 0,
-            machine_cache: HashMap::new(),
             numbered: HashMap::new(),
             named: HashMap::new(),
             link_channels: 0,
             sub_types: HashMap::new(),
+            palette: PALETTE.map(Name::from),
             link_types: HashMap::new(),
             value_ids: HashMap::new(),
             hosts_seen: Vec::new(),
@@ -147,7 +169,7 @@ impl Registry {
             let id = me.push_type(TypeDef {
                 kind: TypeKind::Container,
                 parent,
-                name: level.name,
+                name: level.name.into(),
                 color: None,
                 declared: false,
             });
@@ -236,9 +258,10 @@ impl Registry {
         &mut self,
         ty: TypeId,
         parent: Option<ContainerId>,
-        name: String,
+        name: impl Into<Name>,
     ) -> ContainerId {
         let id = ContainerId(self.containers.len() as u32);
+        let name = name.into();
         self.containers.push(ContainerDef {
             ty,
             parent,
@@ -276,30 +299,55 @@ impl Registry {
     /// `cluster_hint` is the cluster the input says the host is in; the
     /// hierarchy's `[clusters]` assignment wins over it.
     pub fn machine(&mut self, host: &str, cluster_hint: Option<&str>) -> ContainerId {
-        if let Some(&m) = self.machine_cache.get(host) {
-            return m;
+        // Every name is filed under itself among its keys, so a name seen
+        // before is found on its own key's chains.
+        for &i in self.machine_keys.get(host) {
+            let mut n = self.machines[i as usize].first_name;
+            while n != NONE {
+                let seen = &self.hosts_seen[n as usize];
+                if &*seen.name == host {
+                    return seen.machine;
+                }
+                n = seen.next_name;
+            }
         }
         let ids = &self.hierarchy.identity;
-        let mut matches: Vec<usize> = ids
+        let mut matches: Vec<u32> = ids
             .keys(host)
-            .filter_map(|k| self.machine_keys.get(k))
-            .flatten()
+            .flat_map(|k| self.machine_keys.get(k))
             .copied()
-            .filter(|&i| self.machines[i].1.iter().any(|n| ids.same(n, host)))
+            .filter(|&i| {
+                let mut n = self.machines[i as usize].first_name;
+                while n != NONE {
+                    let seen = &self.hosts_seen[n as usize];
+                    if ids.same(&seen.name, host) {
+                        return true;
+                    }
+                    n = seen.next_name;
+                }
+                false
+            })
             .collect();
         matches.sort_unstable();
         matches.dedup();
-        let index = matches.first().copied().unwrap_or(self.machines.len());
+        let name: Name = Arc::from(host);
+        let index = matches
+            .first()
+            .copied()
+            .unwrap_or(self.machines.len() as u32);
         for k in ids.keys(host) {
-            let at = self.machine_keys.entry(k.to_string()).or_default();
-            if at.last() != Some(&index) {
-                at.push(index);
-            }
+            let key = if k == host {
+                name.clone()
+            } else {
+                Arc::from(k)
+            };
+            self.machine_keys.insert(key, index);
         }
-        let id = if let Some(&first) = matches.first() {
-            let (m, names) = &mut self.machines[first];
-            let m = *m;
-            names.push(host.to_string());
+        let seen_at = self.hosts_seen.len() as u32;
+        let (id, next_name) = if let Some(&first) = matches.first() {
+            let entry = &mut self.machines[first as usize];
+            let next = std::mem::replace(&mut entry.first_name, seen_at);
+            let m = entry.id;
             if matches.len() > 1 {
                 self.warnings.push(format!(
                     "host `{host}` could be any of {} machines; unified with `{}`",
@@ -307,7 +355,7 @@ impl Registry {
                     self.containers[m.0 as usize].name
                 ));
             }
-            m
+            (m, next)
         } else {
             let cluster = self
                 .hierarchy
@@ -316,18 +364,26 @@ impl Registry {
                 .unwrap_or(&self.hierarchy.default_cluster)
                 .to_string();
             let parent = self.parent_for_machine(&cluster);
-            let name = self.hierarchy.identity.preferred(host).to_string();
+            let preferred = self.hierarchy.identity.preferred(host);
+            let display = if preferred == host {
+                name.clone()
+            } else {
+                Arc::from(preferred)
+            };
             // The machine level always exists: the hierarchy loader refuses
             // a file without it.
             let ty = self.level_type(Role::Machine).unwrap_or(TypeId(0));
-            let m = self.push_container(ty, parent, name);
-            self.machines.push((m, vec![host.to_string()]));
-            m
+            let m = self.push_container(ty, parent, display);
+            self.machines.push(MachineEntry {
+                id: m,
+                first_name: seen_at,
+            });
+            (m, NONE)
         };
-        self.machine_cache.insert(host.to_string(), id);
         self.hosts_seen.push(HostSeen {
-            name: host.to_string(),
+            name,
             machine: id,
+            next_name,
         });
         id
     }
@@ -336,7 +392,7 @@ impl Registry {
     pub fn cluster_of_machine(&self, machine: ContainerId) -> Option<&str> {
         let parent = self.container(machine).parent?;
         let p = self.container(parent);
-        (Some(p.ty) == self.level_type(Role::Cluster)).then_some(p.name.as_str())
+        (Some(p.ty) == self.level_type(Role::Cluster)).then_some(&*p.name)
     }
 
     fn numbered_child(&mut self, parent: ContainerId, ty: TypeId, number: u64) -> ContainerId {
@@ -386,7 +442,7 @@ impl Registry {
         if def.created {
             return false;
         }
-        def.name = name.to_string();
+        def.name = name.into();
         true
     }
 
@@ -435,7 +491,7 @@ impl Registry {
         let t = self.push_type(TypeDef {
             kind: TypeKind::Link { start, end },
             parent,
-            name: name.to_string(),
+            name: name.into(),
             color: None,
             declared: false,
         });
@@ -459,6 +515,11 @@ impl Registry {
         self.sub_type(parent, TypeKind::Variable, key, display)
     }
 
+    /// The type `key` of `kind` under `parent`, if it was made.
+    pub fn find_sub_type(&self, parent: TypeId, kind: TypeKind, key: &str) -> Option<TypeId> {
+        self.sub_types.get(&(parent, kind))?.get(key).copied()
+    }
+
     fn sub_type(
         &mut self,
         parent: TypeId,
@@ -466,12 +527,14 @@ impl Registry {
         key: &str,
         display: Option<&Display>,
     ) -> TypeId {
-        if let Some(&t) = self.sub_types.get(&(parent, kind, key.to_string())) {
+        if let Some(t) = self.find_sub_type(parent, kind, key) {
             return t;
         }
-        let name = display
-            .and_then(|d| d.name.clone())
-            .unwrap_or_else(|| key.to_string());
+        let key: Name = key.into();
+        let name = match display.and_then(|d| d.name.as_deref()) {
+            Some(n) if n != &*key => n.into(),
+            _ => key.clone(),
+        };
         let color = match kind {
             TypeKind::Variable => {
                 // The palette index is the number of variable types made so
@@ -479,11 +542,10 @@ impl Registry {
                 // a million metrics quadratic.
                 let n = self.variable_types;
                 self.variable_types += 1;
-                Some(
-                    display
-                        .and_then(|d| d.color.clone())
-                        .unwrap_or_else(|| PALETTE[n % PALETTE.len()].to_string()),
-                )
+                Some(match display.and_then(|d| d.color.as_deref()) {
+                    Some(c) => c.into(),
+                    None => self.palette[n % PALETTE.len()].clone(),
+                })
             }
             _ => None,
         };
@@ -494,7 +556,10 @@ impl Registry {
             color,
             declared: false,
         });
-        self.sub_types.insert((parent, kind, key.to_string()), t);
+        self.sub_types
+            .entry((parent, kind))
+            .or_default()
+            .insert(key, t);
         t
     }
 

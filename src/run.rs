@@ -43,7 +43,10 @@ pub struct RunReport {
     /// T0 in ns.
     pub origin: i64,
     /// Host names seen and the Machine each became.
+    /// The first few of them (the summary shows no more).
     pub hosts: Vec<(String, String, Option<String>)>,
+    /// How many host names were seen in all.
+    pub hosts_total: usize,
     /// Clocks used.
     pub clocks: Vec<ClockUse>,
     /// Sync reference host, if a sync file was given.
@@ -59,14 +62,12 @@ fn open_sync(cfg: &Config, hierarchy: &Hierarchy) -> Result<Option<SyncTable>> {
         return Ok(None);
     };
     let file = input::open(path).map_err(|e| Error::in_file(path, e))?;
-    let decoded =
-        integrador_timesync::read(io::BufReader::new(file)).map_err(|e| Error::in_file(path, e))?;
     let fit = if cfg.sync_fit {
         SyncFit::LeastSquares
     } else {
         hierarchy.sync_fit
     };
-    SyncTable::from_file(path, &decoded, fit).map(Some)
+    SyncTable::from_reader(path, io::BufReader::new(file), fit).map(Some)
 }
 
 /// The start of `path` for content detection (kept for its reader when
@@ -402,13 +403,15 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         pb.finish_and_clear();
     }
 
+    // The summary shows a few hosts; a run with a million keeps no copy.
     let hosts = reg
         .hosts_seen()
         .iter()
+        .take(crate::summary::MAX_ROWS)
         .map(|h| {
             (
-                h.name.clone(),
-                reg.container(h.machine).name.clone(),
+                h.name.to_string(),
+                reg.container(h.machine).name.to_string(),
                 reg.cluster_of_machine(h.machine).map(str::to_string),
             )
         })
@@ -426,6 +429,7 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         written,
         origin,
         hosts,
+        hosts_total: reg.hosts_seen().len(),
         clocks,
         reference: sync.as_ref().map(|s| s.reference.clone()),
         warnings,

@@ -7,7 +7,7 @@ use crate::run::RunReport;
 use std::io::{self, Write};
 
 /// Lists longer than this are cut, with a count of the rest.
-const MAX_ROWS: usize = 8;
+pub const MAX_ROWS: usize = 8;
 
 fn epoch_text(ns: i64) -> String {
     chrono::DateTime::from_timestamp(ns.div_euclid(1_000_000_000), 0)
@@ -19,13 +19,24 @@ fn epoch_text(ns: i64) -> String {
 fn rows<T>(
     out: &mut dyn Write,
     items: &[T],
+    row: impl FnMut(&mut dyn Write, &T) -> io::Result<()>,
+) -> io::Result<()> {
+    first_rows(out, items, items.len(), row)
+}
+
+/// [`rows`] of a list of which only the first few were kept, out of `total`.
+fn first_rows<T>(
+    out: &mut dyn Write,
+    items: &[T],
+    total: usize,
     mut row: impl FnMut(&mut dyn Write, &T) -> io::Result<()>,
 ) -> io::Result<()> {
     for item in items.iter().take(MAX_ROWS) {
         row(out, item)?;
     }
-    if items.len() > MAX_ROWS {
-        writeln!(out, "    ... and {} more", items.len() - MAX_ROWS)?;
+    let shown = items.len().min(MAX_ROWS);
+    if total > shown {
+        writeln!(out, "    ... and {} more", total - shown)?;
     }
     Ok(())
 }
@@ -71,16 +82,21 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
         rows(out, &s.notes, |out, n| writeln!(out, "      {n}"))
     })?;
     writeln!(out, "  hosts:")?;
-    rows(out, &r.hosts, |out, (name, machine, cluster)| {
-        let place = cluster
-            .as_ref()
-            .map_or_else(String::new, |c| format!(" in cluster {c}"));
-        if name == machine {
-            writeln!(out, "    {name}: Machine {machine}{place}")
-        } else {
-            writeln!(out, "    {name}: unified with Machine {machine}{place}")
-        }
-    })?;
+    first_rows(
+        out,
+        &r.hosts,
+        r.hosts_total,
+        |out, (name, machine, cluster)| {
+            let place = cluster
+                .as_ref()
+                .map_or_else(String::new, |c| format!(" in cluster {c}"));
+            if name == machine {
+                writeln!(out, "    {name}: Machine {machine}{place}")
+            } else {
+                writeln!(out, "    {name}: unified with Machine {machine}{place}")
+            }
+        },
+    )?;
     match &r.reference {
         None => writeln!(
             out,
