@@ -11,12 +11,12 @@ use crate::clock::ClockMap;
 use crate::error::{Error, Result};
 use crate::hierarchy::Role;
 use crate::model::{ContainerId, Op, TypeId};
-use crate::registry::Registry;
+use crate::registry::{Name, Registry, TypeKind};
 use crate::source::{Converted, Converter, SourceStats, Timeline};
 use integrador_ganglia::rrd::{host_metric, RrdDump};
 use integrador_ganglia::xml::{Entry, XmlReader};
 use integrador_ganglia::{Sample, TracedReader};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
@@ -25,7 +25,6 @@ use std::path::{Path, PathBuf};
 struct Metrics {
     machine_type: TypeId,
     last_host: Option<(String, ContainerId)>,
-    types: HashMap<String, TypeId>,
 }
 
 impl Metrics {
@@ -36,7 +35,6 @@ impl Metrics {
         Ok(Metrics {
             machine_type,
             last_host: None,
-            types: HashMap::new(),
         })
     }
 
@@ -56,13 +54,11 @@ impl Metrics {
                 m
             }
         };
-        let ty = match self.types.get(metric) {
-            Some(&t) => t,
+        let ty = match reg.find_sub_type(self.machine_type, TypeKind::Variable, metric) {
+            Some(t) => t,
             None => {
                 let display = reg.hierarchy.ganglia.metrics.get(metric).cloned();
-                let t = reg.variable_type(self.machine_type, metric, display.as_ref());
-                self.types.insert(metric.to_string(), t);
-                t
+                reg.variable_type(self.machine_type, metric, display.as_ref())
             }
         };
         Op::SetVariable {
@@ -189,30 +185,105 @@ fn stats(
     }
 }
 
-/// How many recent sample times of a (host, metric) are remembered. A
-/// value reported again in later snapshots is the same sample, but its
-/// computed time (LOCALTIME − TN, whole seconds) can wobble by a second
-/// between snapshots (440, 441, 440): a few recent times catch that.
-const RECENT: usize = 8;
+/// The sample times of one (host, metric) already written, as the latest
+/// and a bit per second before it. A value reported again by a later
+/// snapshot is the same sample, but its computed time (LOCALTIME − TN,
+/// whole seconds) can wobble by a second between snapshots (440, 441,
+/// 440): a minute of history catches that in 16 bytes a series, where a
+/// list of recent times cost a heap block each for a million metrics.
+#[derive(Default)]
+struct Recent {
+    latest: Option<i64>,
+    /// Bit `k`: time `latest - k` was written.
+    mask: u64,
+}
 
-/// Adds a sample to the batch unless a recent one of its (host, metric)
-/// had the same time.
+impl Recent {
+    fn contains(&self, t: i64) -> bool {
+        self.latest
+            .and_then(|l| l.checked_sub(t))
+            .is_some_and(|k| (0..64).contains(&k) && self.mask & (1 << k) != 0)
+    }
+
+    fn insert(&mut self, t: i64) {
+        match self.latest.map(|l| t.checked_sub(l)) {
+            Some(Some(ahead)) if ahead <= 0 => {
+                if ahead > -64 {
+                    self.mask |= 1 << -ahead;
+                }
+            }
+            Some(Some(ahead)) if ahead < 64 => {
+                self.mask = (self.mask << ahead) | 1;
+                self.latest = Some(t);
+            }
+            _ => {
+                self.mask = 1;
+                self.latest = Some(t);
+            }
+        }
+    }
+}
+
+/// A sample of the current snapshot, its names as indexes in [`Names`].
+struct Pending {
+    offset: u64,
+    time: i64,
+    host: u32,
+    cluster: Option<u32>,
+    metric: u32,
+    value: f64,
+}
+
+/// Host, metric and cluster names of a snapshot series, each kept once:
+/// a snapshot of a million metrics repeats each name in every later one.
+#[derive(Default)]
+struct Names {
+    index: HashMap<Name, u32>,
+    names: Vec<Name>,
+}
+
+impl Names {
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        let n: Name = s.into();
+        self.names.push(n.clone());
+        self.index.insert(n, i);
+        i
+    }
+
+    fn name(&self, i: u32) -> &str {
+        &self.names[i as usize]
+    }
+}
+
+/// Adds a sample to the batch unless its (host, metric) already had one
+/// at the same time.
 fn keep(
-    seen: &mut HashMap<(String, String), VecDeque<i64>>,
-    batch: &mut Vec<Entry>,
+    seen: &mut HashMap<(u32, u32), Recent>,
+    names: &mut Names,
+    batch: &mut Vec<Pending>,
     repeated: &mut u64,
-    e: Entry,
+    e: &Entry,
 ) {
-    let recent = seen.entry((e.host.clone(), e.metric.clone())).or_default();
-    if recent.contains(&e.time) {
+    let host = names.id(&e.host);
+    let metric = names.id(&e.metric);
+    let recent = seen.entry((host, metric)).or_default();
+    if recent.contains(e.time) {
         *repeated += 1;
         return;
     }
-    if recent.len() == RECENT {
-        recent.pop_front();
-    }
-    recent.push_back(e.time);
-    batch.push(e);
+    recent.insert(e.time);
+    batch.push(Pending {
+        offset: e.offset,
+        time: e.time,
+        host,
+        cluster: e.cluster.as_deref().map(|c| names.id(c)),
+        metric,
+        value: e.value,
+    });
 }
 
 /// Converts a series of gmond/gmetad XML snapshots, in file order. A
@@ -224,9 +295,10 @@ pub struct XmlSource {
     reader: Option<XmlReader<BufReader<crate::input::Reader>>>,
     entry: Entry,
     /// Recent sample times per (host, metric).
-    seen: HashMap<(String, String), VecDeque<i64>>,
+    seen: HashMap<(u32, u32), Recent>,
+    names: Names,
     /// The current snapshot's new samples, sorted, and the next to hand.
-    batch: Vec<Entry>,
+    batch: Vec<Pending>,
     batch_pos: usize,
     /// The first entry of the next document, read ahead.
     carry: Option<Entry>,
@@ -254,6 +326,7 @@ impl XmlSource {
             reader: None,
             entry: Entry::default(),
             seen: HashMap::new(),
+            names: Names::default(),
             batch: Vec::new(),
             batch_pos: 0,
             carry: None,
@@ -308,10 +381,21 @@ impl XmlSource {
                 }
                 doc = Some(here);
                 if let Some(c) = self.carry.take() {
-                    keep(&mut self.seen, &mut self.batch, &mut self.repeated, c);
+                    keep(
+                        &mut self.seen,
+                        &mut self.names,
+                        &mut self.batch,
+                        &mut self.repeated,
+                        &c,
+                    );
                 }
-                let e = self.entry.clone();
-                keep(&mut self.seen, &mut self.batch, &mut self.repeated, e);
+                keep(
+                    &mut self.seen,
+                    &mut self.names,
+                    &mut self.batch,
+                    &mut self.repeated,
+                    &self.entry,
+                );
             }
             if ended {
                 if r.counts.documents == 0 {
@@ -360,10 +444,12 @@ impl Converter for XmlSource {
             return Ok(false);
         };
         self.batch_pos += 1;
-        let cluster = e.cluster.clone().or(self.cluster.clone());
-        let op = self
-            .metrics
-            .op(reg, &e.host, cluster.as_deref(), &e.metric, e.value);
+        let cluster = e
+            .cluster
+            .map(|c| self.names.name(c))
+            .or(self.cluster.as_deref());
+        let (host, metric) = (self.names.name(e.host), self.names.name(e.metric));
+        let op = self.metrics.op(reg, host, cluster, metric, e.value);
         out.push(e.offset, e.time.saturating_mul(1_000_000_000), op)?;
         Ok(true)
     }
