@@ -15,6 +15,7 @@ bin=$PWD/target/release/integrador
 awk 'BEGIN{print "# collector n0"; for(i=0;i<1000000;i++) printf "%d.%03d load_one h%07d %d\n", 1795264448+int(i/1000), i%1000, i, i%7}' > "$dir/hosts1m.traced"
 awk 'BEGIN{print "<?xml version=\"1.0\" encoding=\"ISO-8859-1\" standalone=\"yes\"?>"; print "<GANGLIA_XML VERSION=\"3.7.2\" SOURCE=\"gmond\">"; print "<CLUSTER NAME=\"c\" LOCALTIME=\"1795264448\" OWNER=\"x\" LATLONG=\"x\" URL=\"x\">"; print "<HOST NAME=\"n1\" IP=\"127.0.0.1\" REPORTED=\"1795264439\" TN=\"8\" TMAX=\"20\" DMAX=\"0\" LOCATION=\"x\" GMOND_STARTED=\"0\">"; for(i=0;i<1000000;i++) printf "<METRIC NAME=\"m%07d\" VAL=\"%d\" TYPE=\"float\" UNITS=\"\" TN=\"8\" TMAX=\"90\" DMAX=\"0\" SLOPE=\"both\"></METRIC>\n", i, i%9; print "</HOST></CLUSTER></GANGLIA_XML>"}' > "$dir/metrics1m.xml"
 awk 'BEGIN{for(i=0;i<1000000;i++){printf "%d ref 1094221332%06d h%07d 1094222792%06d\n", 2*i+1, i%1000, i, i%1000; printf "%d ref 1094221342%06d h%07d 1094222802%06d\n", 2*i+2, i%1000+5, i, i%1000+3}}' > "$dir/sync1m"
+awk 'BEGIN{for(i=0;i<10000000;i++){h=i%4; printf "ref %d n%d %d\n", 1094221332000000+i*10+i%7, h, 1094222792000000+i*10+h*3+i%5}}' > "$dir/sync10m"
 (cat hierarchies/ganglia.toml; echo "[clusters]"; awk 'BEGIN{for(i=0;i<30000;i++) printf "c%05d = [\"h%07d\"]\n", i, i}') > "$dir/clusters30k.toml"
 head -30001 "$dir/hosts1m.traced" > "$dir/hosts30k.traced"
 
@@ -25,8 +26,9 @@ measure() { # label, args...
 measure "1M hosts (.traced)" -ganglia "$dir/hosts1m.traced"
 measure "1M metrics (gmond XML)" -ganglia "$dir/metrics1m.xml"
 measure "1M sync hosts" -ganglia examples/grid/domain-a.traced -sync "$dir/sync1m"
+measure "10M-line sync file, 4 hosts" -ganglia examples/grid/domain-a.traced -sync "$dir/sync10m"
 measure "30k [clusters] entries" -hierarchy "$dir/clusters30k.toml" -ganglia "$dir/hosts30k.traced"
 for opt in -ganglia -os -mpi -deck; do
     /usr/bin/time -f "/dev/zero under $opt: %e s, peak RSS %M KiB" "$bin" -q $opt /dev/zero -o "$dir/hostile.paje" 2>&1 | tail -1
 done
-rm -f "$dir/hosts1m.traced" "$dir/metrics1m.xml" "$dir/sync1m" "$dir/clusters30k.toml" "$dir/hosts30k.traced"
+rm -f "$dir/hosts1m.traced" "$dir/metrics1m.xml" "$dir/sync1m" "$dir/sync10m" "$dir/clusters30k.toml" "$dir/hosts30k.traced"

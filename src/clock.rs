@@ -9,13 +9,15 @@
 //! microseconds directly.
 
 use crate::error::{Error, Result};
-use crate::identity::HostIdentity;
+use crate::identity::{HostIdentity, KeyIndex};
 /// Exact `digits[.digits]` epoch seconds to ns (shared with the `.traced`
 /// reader, whose format it is).
 pub use integrador_ganglia::traced::parse_epoch_ns;
-use integrador_timesync::{SyncFile, SyncRecord};
+use integrador_timesync::{SyncReader, SyncRecord};
 use std::collections::HashMap;
+use std::io::BufRead;
 use std::path::Path;
+use std::sync::Arc;
 
 const NS: i128 = 1_000_000_000;
 
@@ -110,7 +112,7 @@ impl ClockMap {
 #[derive(Debug, Clone)]
 pub struct HostClock {
     /// Host name as the sync file spells it.
-    pub host: String,
+    pub host: Arc<str>,
     /// The map to the reference clock.
     pub map: ClockMap,
     /// Number of sync lines the map was computed from.
@@ -128,7 +130,7 @@ pub struct SyncTable {
     pub hosts: Vec<HostClock>,
     /// `hosts` positions by [`HostIdentity::keys`] of their names, made
     /// at the first lookup (the keys depend on the hierarchy's aliases).
-    by_key: std::cell::OnceCell<HashMap<String, Vec<usize>>>,
+    by_key: std::cell::OnceCell<KeyIndex>,
 }
 
 /// How to use more than two lines per host.
@@ -142,57 +144,71 @@ pub enum SyncFit {
 }
 
 impl SyncTable {
-    /// Builds the table from a decoded sync file.
-    pub fn from_file(path: &Path, file: &SyncFile, fit: SyncFit) -> Result<SyncTable> {
-        let scale = |ticks: i64| -> i64 {
-            let ns = i128::from(ticks) * NS / i128::from(file.ticks_per_second);
-            i64::try_from(ns).unwrap_or(i64::MAX)
-        };
-        let first = file
-            .records
-            .first()
-            .ok_or_else(|| Error::in_file(path, "no measurement line found"))?;
-        let reference = first.ref_host.clone();
-        let mut groups: Vec<(String, Vec<&SyncRecord>)> = Vec::new();
-        let mut group_of: HashMap<&str, usize> = HashMap::new();
-        for r in &file.records {
-            if r.ref_host != reference {
-                return Err(Error::in_file(
-                    path,
-                    format!(
-                        "line {}: reference host `{}` differs from `{}` of line {}; one file has one reference clock",
-                        r.line, r.ref_host, reference, first.line
-                    ),
-                ));
+    /// Builds the table from a sync file, streamed: each host keeps its
+    /// first and last measurement (and, for least squares, the running
+    /// sums), so a file of millions of lines needs memory for its hosts,
+    /// not its lines.
+    pub fn from_reader<R: BufRead>(path: &Path, reader: R, fit: SyncFit) -> Result<SyncTable> {
+        let mut r = SyncReader::new(reader);
+        let mut rec = SyncRecord::default();
+        let mut reference: Option<(String, u64)> = None;
+        let mut hosts: Vec<Measured> = Vec::new();
+        let mut index: HashMap<Arc<str>, usize> = HashMap::new();
+        while r
+            .read_record(&mut rec)
+            .map_err(|e| Error::in_file(path, e))?
+        {
+            match &reference {
+                None => reference = Some((rec.ref_host.clone(), rec.line)),
+                Some((name, line)) if *name != rec.ref_host => {
+                    return Err(Error::in_file(
+                        path,
+                        format!(
+                            "line {}: reference host `{}` differs from `{name}` of line {line}; one file has one reference clock",
+                            rec.line, rec.ref_host
+                        ),
+                    ));
+                }
+                Some(_) => {}
             }
-            match group_of.get(r.host.as_str()) {
-                Some(&i) => groups[i].1.push(r),
+            // Every record's resolution is known as it is read (the crate
+            // refuses a `# resolution` after a measurement).
+            let tps = i128::from(r.ticks_per_second());
+            let scale = |ticks: i64| -> i64 {
+                i64::try_from(i128::from(ticks) * NS / tps).unwrap_or(i64::MAX)
+            };
+            let point = (scale(rec.host_time), scale(rec.ref_time));
+            match index.get(rec.host.as_str()) {
+                Some(&i) => {
+                    let m = &mut hosts[i];
+                    m.add(point, rec.line)
+                        .map_err(|why| Error::in_file(path, m.failure(why)))?;
+                }
                 None => {
-                    group_of.insert(r.host.as_str(), groups.len());
-                    groups.push((r.host.clone(), vec![r]));
+                    let name: Arc<str> = rec.host.as_str().into();
+                    index.insert(name.clone(), hosts.len());
+                    hosts.push(Measured::new(name, point, rec.line, fit));
                 }
             }
         }
-        let mut hosts = Vec::new();
-        for (host, recs) in groups {
-            let points: Vec<(i64, i64)> = recs
-                .iter()
-                .map(|r| (scale(r.host_time), scale(r.ref_time)))
-                .collect();
-            let (map, used) = fit_points(&points, fit).map_err(|why| {
-                let lines: Vec<String> = recs.iter().map(|r| r.line.to_string()).collect();
-                Error::in_file(
-                    path,
-                    format!("host `{host}` (lines {}): {why}", lines.join(", ")),
-                )
-            })?;
-            hosts.push(HostClock {
-                host,
-                map,
-                lines_used: used,
-                lines: recs.len(),
-            });
-        }
+        let Some((reference, _)) = reference else {
+            return Err(Error::in_file(path, "no measurement line found"));
+        };
+        drop(index);
+        let hosts = hosts
+            .into_iter()
+            .map(|m| {
+                let (map, used) = m
+                    .fit()
+                    .map_err(|why| Error::in_file(path, m.failure(why)))?;
+                Ok(HostClock {
+                    host: m.host.clone(),
+                    map,
+                    lines_used: used,
+                    lines: m.lines,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(SyncTable {
             reference,
             hosts,
@@ -209,94 +225,157 @@ impl SyncTable {
         // Candidates share an identity key with `host`; the first in file
         // order that is the same host wins, as a scan would find it.
         let by_key = self.by_key.get_or_init(|| {
-            let mut m: HashMap<String, Vec<usize>> = HashMap::new();
+            let mut index = KeyIndex::default();
             for (i, h) in self.hosts.iter().enumerate() {
                 for k in ids.keys(&h.host) {
-                    let v = m.entry(k.to_string()).or_default();
-                    if v.last() != Some(&i) {
-                        v.push(i);
-                    }
+                    let key = if k == &*h.host {
+                        h.host.clone()
+                    } else {
+                        k.into()
+                    };
+                    index.insert(key, i as u32);
                 }
             }
-            m
+            index
         });
-        let mut found: Option<usize> = None;
+        let mut found: Option<u32> = None;
         for k in ids.keys(host) {
-            for &i in by_key.get(k).into_iter().flatten() {
-                if found.is_none_or(|f| i < f) && ids.same(host, &self.hosts[i].host) {
+            for &i in by_key.get(k) {
+                if found.is_none_or(|f| i < f) && ids.same(host, &self.hosts[i as usize].host) {
                     found = Some(i);
                 }
             }
         }
         found.map(|i| {
-            let h = &self.hosts[i];
-            (h.map, h.host.as_str(), h.lines_used)
+            let h = &self.hosts[i as usize];
+            (h.map, &*h.host, h.lines_used)
         })
     }
 }
 
-/// Computes the map from (local, reference) points in file order.
-fn fit_points(
-    points: &[(i64, i64)],
-    fit: SyncFit,
-) -> std::result::Result<(ClockMap, usize), String> {
-    let (Some(&(t_o, r_o)), Some(&(t_n, r_n))) = (points.first(), points.last()) else {
-        return Err("no measurement".into());
-    };
-    if points.len() == 1 {
-        return Ok((
+/// What the fits need of one host's measurements, gathered as the file
+/// is read: the first and last (local, reference) points and, for least
+/// squares, sums relative to the first point.
+struct Measured {
+    host: Arc<str>,
+    first: (i64, i64),
+    last: (i64, i64),
+    first_line: u64,
+    last_line: u64,
+    lines: usize,
+    /// Boxed: the default fit needs none, and most hosts have two lines.
+    sums: Option<Box<Sums>>,
+}
+
+/// Σx, Σy, Σx², Σxy of points relative to the first one, in i128.
+#[derive(Default)]
+struct Sums {
+    sx: i128,
+    sy: i128,
+    sxx: i128,
+    sxy: i128,
+}
+
+impl Measured {
+    fn new(host: Arc<str>, point: (i64, i64), line: u64, fit: SyncFit) -> Measured {
+        Measured {
+            host,
+            first: point,
+            last: point,
+            first_line: line,
+            last_line: line,
+            lines: 1,
+            sums: (fit == SyncFit::LeastSquares).then(Box::default),
+        }
+    }
+
+    fn add(&mut self, point: (i64, i64), line: u64) -> std::result::Result<(), String> {
+        self.last = point;
+        self.last_line = line;
+        self.lines += 1;
+        if let Some(s) = &mut self.sums {
+            let x = i128::from(point.0) - i128::from(self.first.0);
+            let y = i128::from(point.1) - i128::from(self.first.1);
+            let too_far = || "measurements too far apart for a least-squares fit".to_string();
+            s.sx = s.sx.checked_add(x).ok_or_else(too_far)?;
+            s.sy = s.sy.checked_add(y).ok_or_else(too_far)?;
+            let xx = x.checked_mul(x).ok_or_else(too_far)?;
+            let xy = x.checked_mul(y).ok_or_else(too_far)?;
+            s.sxx = s.sxx.checked_add(xx).ok_or_else(too_far)?;
+            s.sxy = s.sxy.checked_add(xy).ok_or_else(too_far)?;
+        }
+        Ok(())
+    }
+
+    /// The error naming the host and where its lines are.
+    fn failure(&self, why: String) -> String {
+        let lines = match self.lines {
+            1 => format!("line {}", self.first_line),
+            2 => format!("lines {}, {}", self.first_line, self.last_line),
+            n => format!("{n} lines, {} to {}", self.first_line, self.last_line),
+        };
+        format!("host `{}` ({lines}): {why}", self.host)
+    }
+
+    /// The map and the number of lines it was computed from.
+    fn fit(&self) -> std::result::Result<(ClockMap, usize), String> {
+        let ((t_o, r_o), (t_n, r_n)) = (self.first, self.last);
+        if self.lines == 1 {
+            return Ok((
+                ClockMap::Linear {
+                    lo: t_o,
+                    lo_ref: r_o,
+                    num: 1,
+                    den: 1,
+                },
+                1,
+            ));
+        }
+        if let Some(s) = self.sums.as_ref().filter(|_| self.lines > 2) {
+            return least_squares(self.first, self.lines, s).map(|m| (m, self.lines));
+        }
+        let den = i128::from(t_n) - i128::from(t_o);
+        let num = i128::from(r_n) - i128::from(r_o);
+        if den <= 0 {
+            return Err("the last measurement's host time is not later than the first's".into());
+        }
+        if num <= 0 {
+            return Err(
+                "the last measurement's reference time is not later than the first's".into(),
+            );
+        }
+        Ok((
             ClockMap::Linear {
                 lo: t_o,
                 lo_ref: r_o,
-                num: 1,
-                den: 1,
+                num,
+                den,
             },
-            1,
-        ));
+            2,
+        ))
     }
-    if fit == SyncFit::LeastSquares && points.len() > 2 {
-        return least_squares(points).map(|m| (m, points.len()));
-    }
-    let den = i128::from(t_n) - i128::from(t_o);
-    let num = i128::from(r_n) - i128::from(r_o);
-    if den <= 0 {
-        return Err("the last measurement's host time is not later than the first's".into());
-    }
-    if num <= 0 {
-        return Err("the last measurement's reference time is not later than the first's".into());
-    }
-    Ok((
-        ClockMap::Linear {
-            lo: t_o,
-            lo_ref: r_o,
-            num,
-            den,
-        },
-        2,
-    ))
 }
 
 /// Least-squares line through all points, as an exact map through a point
-/// near the centroid. Sums are taken relative to the first point so that
-/// i128 holds them; the slope fraction is then reduced to < 2^50 so the map
-/// stays in i128 for any time, which bounds its relative error by 1e-15
-/// (under 1 ns over 11 days).
-fn least_squares(points: &[(i64, i64)]) -> std::result::Result<ClockMap, String> {
-    let (x0, y0) = points.first().copied().ok_or("no measurement")?;
-    let n = points.len() as i128;
-    let (mut sx, mut sy, mut sxx, mut sxy) = (0i128, 0i128, 0i128, 0i128);
-    for &(x, y) in points {
-        let (x, y) = (
-            i128::from(x) - i128::from(x0),
-            i128::from(y) - i128::from(y0),
-        );
-        sx += x;
-        sy += y;
-        sxx += x * x;
-        sxy += x * y;
-    }
-    let mut num = n * sxy - sx * sy;
-    let mut den = n * sxx - sx * sx;
+/// near the centroid, from sums relative to the first point `(x0, y0)`;
+/// the slope fraction is reduced to < 2^50 so the map stays in i128 for
+/// any time, which bounds its relative error by 1e-15 (under 1 ns over 11
+/// days).
+fn least_squares(
+    (x0, y0): (i64, i64),
+    n: usize,
+    s: &Sums,
+) -> std::result::Result<ClockMap, String> {
+    let n = n as i128;
+    let too_far = || "measurements too far apart for a least-squares fit".to_string();
+    let mut num = n
+        .checked_mul(s.sxy)
+        .and_then(|a| a.checked_sub(s.sx.checked_mul(s.sy)?))
+        .ok_or_else(too_far)?;
+    let mut den = n
+        .checked_mul(s.sxx)
+        .and_then(|a| a.checked_sub(s.sx.checked_mul(s.sx)?))
+        .ok_or_else(too_far)?;
     if den <= 0 {
         return Err("all measurements have the same host time".into());
     }
@@ -308,8 +387,12 @@ fn least_squares(points: &[(i64, i64)]) -> std::result::Result<ClockMap, String>
         den >>= 1;
     }
     // Anchor at x_c = floor(mean x); y_c = mean y + slope * (x_c - mean x).
-    let xc = sx.div_euclid(n);
-    let yc = (sy * den + num * (n * xc - sx)).div_euclid(n * den);
+    let xc = s.sx.div_euclid(n);
+    let yc =
+        s.sy.checked_mul(den)
+            .and_then(|a| a.checked_add(num.checked_mul(n.checked_mul(xc)?.checked_sub(s.sx)?)?))
+            .ok_or_else(too_far)?
+            .div_euclid(n * den);
     let lo = i64::try_from(i128::from(x0) + xc).map_err(|_| "time out of range")?;
     let lo_ref = i64::try_from(i128::from(y0) + yc).map_err(|_| "time out of range")?;
     Ok(ClockMap::Linear {
@@ -325,8 +408,7 @@ mod tests {
     use super::*;
 
     fn table(text: &str, fit: SyncFit) -> SyncTable {
-        let f = integrador_timesync::read(text.as_bytes()).unwrap();
-        SyncTable::from_file(Path::new("t.sync"), &f, fit).unwrap()
+        SyncTable::from_reader(Path::new("t.sync"), text.as_bytes(), fit).unwrap()
     }
 
     const THESIS: &str = "1 paple 1094221332965040 paple01 1094222792354177
@@ -436,8 +518,9 @@ mod tests {
 
     #[test]
     fn backwards_measurements_are_refused() {
-        let f = integrador_timesync::read("r 10 a 50\nr 20 a 40\n".as_bytes()).unwrap();
-        let e = SyncTable::from_file(Path::new("s"), &f, SyncFit::Endpoints).unwrap_err();
+        let text = "r 10 a 50\nr 20 a 40\n";
+        let e = SyncTable::from_reader(Path::new("s"), text.as_bytes(), SyncFit::Endpoints)
+            .unwrap_err();
         assert!(e.message.contains("lines 1, 2"), "{e}");
     }
 }

@@ -280,3 +280,57 @@ fn cut_xml_is_reported_and_cut_rrd_refused() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("the dump is cut"), "{}", stderr(&o));
 }
+
+/// A sync file is streamed: half a million lines of two hosts need no more
+/// memory than two, and the default fit gives the trace that the first and
+/// last line of each host give.
+#[test]
+fn a_long_sync_file_is_streamed() {
+    let d = tempdir();
+    let n = 250_000i64;
+    let line = |i: i64, host: &str, skew: i64| {
+        format!(
+            "ref {} {host} {}\n",
+            1795264448000000 + i * 40,
+            1795264448000000 + i * 40 + skew + i % 3
+        )
+    };
+    let (mut long, mut short) = (String::new(), String::new());
+    for i in 0..n {
+        for (host, skew) in [("n1", 5_000), ("n2", -7_000)] {
+            let l = line(i, host, skew);
+            if i == 0 || i == n - 1 {
+                short.push_str(&l);
+            }
+            long.push_str(&l);
+        }
+    }
+    let traced = "# collector n2\n1795264450.5 load_one n1 1\n1795264455.25 load_one n2 2\n";
+    let (t, lp, sp) = (
+        d.path().join("g.traced"),
+        d.path().join("long.sync"),
+        d.path().join("short.sync"),
+    );
+    fs::write(&t, traced).unwrap();
+    fs::write(&lp, long).unwrap();
+    fs::write(&sp, short).unwrap();
+    let (a, b) = (d.path().join("a.paje"), d.path().join("b.paje"));
+    let (o, rss) = bounded(&["-ganglia", s(&t), "-sync", s(&lp), "-o", s(&a)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(rss.is_none_or(|kb| kb < 64 * 1024), "peak RSS {rss:?} KiB");
+    let o = integrador(&["-ganglia", s(&t), "-sync", s(&sp), "-o", s(&b)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(fs::read(&a).unwrap(), fs::read(&b).unwrap());
+    // The least-squares fit reads every line, in the same memory.
+    let (o, rss) = bounded(&[
+        "-ganglia",
+        s(&t),
+        "-sync",
+        s(&lp),
+        "--sync-fit",
+        "-o",
+        s(&a),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(rss.is_none_or(|kb| kb < 64 * 1024), "peak RSS {rss:?} KiB");
+}

@@ -9,9 +9,8 @@ use integrador::identity::HostIdentity;
 
 fn table(name: &str) -> SyncTable {
     let path = fixture(&format!("sync/{name}"));
-    let f = integrador_timesync::read(std::io::BufReader::new(std::fs::File::open(&path).unwrap()))
-        .unwrap();
-    SyncTable::from_file(&path, &f, SyncFit::Endpoints).unwrap()
+    let file = std::io::BufReader::new(std::fs::File::open(&path).unwrap());
+    SyncTable::from_reader(&path, file, SyncFit::Endpoints).unwrap()
 }
 
 #[test]

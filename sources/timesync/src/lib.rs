@@ -8,10 +8,15 @@
 //! Maillet–Tron or of host identity; the integrator builds clock maps from
 //! the records.
 //!
+//! [`SyncReader`] streams the records, so a file of millions of lines is
+//! read in constant memory; [`read`] collects them for small files.
+//!
 //! Traps handled:
 //! - the resolution is stated by `# resolution N` or inferred from magnitude
 //!   (below 1e17 = µs); a file mixing both magnitudes is an error, because a
-//!   silent guess would shift one host by a factor of 1000;
+//!   silent guess would shift one host by a factor of 1000. A stated
+//!   resolution must come before the first measurement, so that every
+//!   record's resolution is known when it is read;
 //! - values are parsed as integers, never floats (1e15 µs does not fit the
 //!   precision a double would need to keep microseconds exact).
 #![warn(missing_docs)]
@@ -29,7 +34,7 @@ pub const NANO_THRESHOLD: i64 = 100_000_000_000_000_000;
 
 /// One measurement: the reference host's clock and a monitored host's clock
 /// read at (nearly) the same instant.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SyncRecord {
     /// 1-based line number in the file.
     pub line: u64,
@@ -86,6 +91,9 @@ pub enum ErrorKind {
     /// The file is not UTF-8 text.
     #[error("line is not valid UTF-8")]
     NotText,
+    /// A `# resolution` line follows a measurement.
+    #[error("`# resolution` must come before the first measurement line")]
+    LateResolution,
     /// The last line has no newline.
     #[error("the last line has no newline: the file is cut (re-run rastro_timesync, or end the line if it is whole)")]
     Cut,
@@ -110,65 +118,138 @@ impl Error {
 /// Result alias of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Reads a whole sync file. Sync files hold a few lines per host, so keeping
-/// them in memory is fine; the integrator needs all of them before it can map
-/// any time anyway (the last line per host is the "after" measurement).
-pub fn read<R: BufRead>(mut reader: R) -> Result<SyncFile> {
+/// Reads a whole sync file into memory. For small files and tests; the
+/// integrator streams with [`SyncReader`].
+pub fn read<R: BufRead>(reader: R) -> Result<SyncFile> {
+    let mut r = SyncReader::new(reader);
     let mut records = Vec::new();
-    let mut stated: Option<u64> = None;
-    let mut buf = Vec::new();
-    let mut line_no = 0u64;
-    loop {
-        let end = integrador_lines::read_line(&mut reader, &mut buf, integrador_lines::MAX_LINE)
-            .map_err(|e| Error::at(line_no + 1, e.into()))?;
-        match end {
-            None => break,
-            // A sync file cut in the middle of a number would place a host
-            // years away: its last line without a newline is an error.
-            Some(integrador_lines::End::Eof) => {
-                return Err(Error::at(line_no + 1, ErrorKind::Cut));
-            }
-            Some(integrador_lines::End::Newline) => {}
-        }
-        line_no += 1;
-        let text = std::str::from_utf8(&buf).map_err(|_| Error::at(line_no, ErrorKind::NotText))?;
-        let text = text.trim();
-        if text.is_empty() {
-            continue;
-        }
-        if let Some(comment) = text.strip_prefix('#') {
-            let mut words = comment.split_whitespace();
-            if words.next() == Some("resolution") {
-                let value = words.next().unwrap_or("");
-                match value.parse::<u64>() {
-                    Ok(v) if v > 0 && words.next().is_none() => stated = Some(v),
-                    _ => {
-                        return Err(Error::at(
-                            line_no,
-                            ErrorKind::BadResolution(value.to_string()),
-                        ))
-                    }
-                }
-            }
-            continue;
-        }
-        records.push(parse_line(line_no, text)?);
+    let mut rec = SyncRecord::default();
+    while r.read_record(&mut rec)? {
+        records.push(rec.clone());
     }
     if records.is_empty() {
         return Err(Error::at(0, ErrorKind::Empty));
     }
-    let ticks_per_second = match stated {
-        Some(t) => t,
-        None => infer_resolution(&records)?,
-    };
     Ok(SyncFile {
         records,
-        ticks_per_second,
-        resolution_stated: stated.is_some(),
+        ticks_per_second: r.ticks_per_second(),
+        resolution_stated: r.resolution_stated(),
     })
 }
 
-fn parse_line(line: u64, text: &str) -> Result<SyncRecord> {
+/// Streams the measurements of a sync file, one line in memory at a time.
+pub struct SyncReader<R> {
+    reader: R,
+    buf: Vec<u8>,
+    line_no: u64,
+    stated: Option<u64>,
+    /// Whether the values read so far are of nanosecond magnitude.
+    nano: Option<bool>,
+    records: u64,
+}
+
+impl<R: BufRead> SyncReader<R> {
+    /// A reader at the start of a sync file.
+    pub fn new(reader: R) -> Self {
+        SyncReader {
+            reader,
+            buf: Vec::new(),
+            line_no: 0,
+            stated: None,
+            nano: None,
+            records: 0,
+        }
+    }
+
+    /// Ticks per second of the records read so far: the stated resolution,
+    /// else the one their magnitude shows (microseconds when none was read).
+    pub fn ticks_per_second(&self) -> u64 {
+        match (self.stated, self.nano) {
+            (Some(t), _) => t,
+            (None, Some(true)) => NANOS,
+            _ => MICROS,
+        }
+    }
+
+    /// Whether a `# resolution` line stated the resolution.
+    pub fn resolution_stated(&self) -> bool {
+        self.stated.is_some()
+    }
+
+    /// Measurements read so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Reads the next measurement into `rec` (its strings are reused);
+    /// `false` at the end of the file.
+    pub fn read_record(&mut self, rec: &mut SyncRecord) -> Result<bool> {
+        loop {
+            let end = integrador_lines::read_line(
+                &mut self.reader,
+                &mut self.buf,
+                integrador_lines::MAX_LINE,
+            )
+            .map_err(|e| Error::at(self.line_no + 1, e.into()))?;
+            match end {
+                None => return Ok(false),
+                // A sync file cut in the middle of a number would place a
+                // host years away: its last line without a newline is an
+                // error.
+                Some(integrador_lines::End::Eof) => {
+                    return Err(Error::at(self.line_no + 1, ErrorKind::Cut));
+                }
+                Some(integrador_lines::End::Newline) => {}
+            }
+            self.line_no += 1;
+            let line = self.line_no;
+            let text = std::str::from_utf8(&self.buf)
+                .map_err(|_| Error::at(line, ErrorKind::NotText))?
+                .trim();
+            if text.is_empty() {
+                continue;
+            }
+            if let Some(comment) = text.strip_prefix('#') {
+                let mut words = comment.split_whitespace();
+                if words.next() == Some("resolution") {
+                    let value = words.next().unwrap_or("");
+                    match value.parse::<u64>() {
+                        Ok(v) if v > 0 && words.next().is_none() => {
+                            if self.records > 0 {
+                                return Err(Error::at(line, ErrorKind::LateResolution));
+                            }
+                            self.stated = Some(v);
+                        }
+                        _ => {
+                            return Err(Error::at(
+                                line,
+                                ErrorKind::BadResolution(value.to_string()),
+                            ))
+                        }
+                    }
+                }
+                continue;
+            }
+            parse_line(line, text, rec)?;
+            if self.stated.is_none() {
+                for v in [rec.ref_time, rec.host_time] {
+                    let is_nano = v >= NANO_THRESHOLD;
+                    match self.nano {
+                        None => self.nano = Some(is_nano),
+                        Some(n) if n != is_nano => {
+                            return Err(Error::at(line, ErrorKind::MixedResolution(v)))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            self.records += 1;
+            return Ok(true);
+        }
+    }
+}
+
+fn parse_line(line: u64, text: &str, rec: &mut SyncRecord) -> Result<()> {
     let words: Vec<&str> = text.split_whitespace().collect();
     let fields: &[&str] = match words.len() {
         4 => &words,
@@ -190,13 +271,14 @@ fn parse_line(line: u64, text: &str) -> Result<SyncRecord> {
     let [ref_host, ref_time, host, host_time] = fields else {
         return Err(Error::at(line, ErrorKind::FieldCount(words.len())));
     };
-    Ok(SyncRecord {
-        line,
-        ref_host: (*ref_host).to_string(),
-        ref_time: parse_ticks(line, "reference time", ref_time)?,
-        host: (*host).to_string(),
-        host_time: parse_ticks(line, "host time", host_time)?,
-    })
+    rec.line = line;
+    rec.ref_time = parse_ticks(line, "reference time", ref_time)?;
+    rec.host_time = parse_ticks(line, "host time", host_time)?;
+    rec.ref_host.clear();
+    rec.ref_host.push_str(ref_host);
+    rec.host.clear();
+    rec.host.push_str(host);
+    Ok(())
 }
 
 fn parse_ticks(line: u64, field: &'static str, text: &str) -> Result<i64> {
@@ -220,23 +302,6 @@ fn parse_ticks(line: u64, field: &'static str, text: &str) -> Result<i64> {
             },
         )
     })
-}
-
-fn infer_resolution(records: &[SyncRecord]) -> Result<u64> {
-    let mut nano: Option<bool> = None;
-    for r in records {
-        for v in [r.ref_time, r.host_time] {
-            let is_nano = v >= NANO_THRESHOLD;
-            match nano {
-                None => nano = Some(is_nano),
-                Some(n) if n != is_nano => {
-                    return Err(Error::at(r.line, ErrorKind::MixedResolution(v)))
-                }
-                _ => {}
-            }
-        }
-    }
-    Ok(if nano == Some(true) { NANOS } else { MICROS })
 }
 
 #[cfg(test)]
@@ -265,6 +330,13 @@ mod tests {
         let e = read(text.as_bytes()).unwrap_err();
         assert_eq!(e.line, 2);
         assert!(matches!(e.kind, ErrorKind::MixedResolution(_)));
+    }
+
+    #[test]
+    fn a_resolution_after_a_measurement_is_refused() {
+        let e = read("ref 5 a 6\n# resolution 1000\n".as_bytes()).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(matches!(e.kind, ErrorKind::LateResolution));
     }
 
     #[test]
