@@ -3,7 +3,7 @@
 //! collect what the summary reports.
 //!
 //! Sources are registered in a fixed order (mpi, os, then ganglia; deck
-//! and pcp will take their place in cli.md's order), and within a kind in
+//! and pcp will take their place in the README's order), and within a kind in
 //! file order: that order is the tie rule of the merge.
 
 use crate::cli::{Config, Output};
@@ -346,7 +346,7 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     if let Some(p) = unanchored.first() {
         if sources.len() > unanchored.len() {
             return Err(Error::usage(format!(
-                "{}: the trace clock counts from boot and the other inputs are on the wall clock: give --boot-epoch EPOCH, set `boot_epoch` in the hierarchy's [os] section, or write an integrador_epoch= marker into the trace (conventions.md §6)",
+                "{}: the trace clock counts from boot and the other inputs are on the wall clock: give --boot-epoch EPOCH, set `boot_epoch` in the hierarchy's [os] section, or write an integrador_epoch= marker into the trace (docs/formats.md §6)",
                 p.display()
             )));
         }
@@ -364,7 +364,9 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
             names.join(", ")
         )));
     };
-    let origin = first.div_euclid(1_000_000_000) * 1_000_000_000;
+    // the README: T0 is the earliest time floored to the millisecond, so the
+    // data fills a viewer's axis (a whole second squashed short runs).
+    let origin = first.div_euclid(1_000_000) * 1_000_000;
 
     let progress = (!cfg.quiet && io::stderr().is_terminal()).then(|| {
         let pb = indicatif::ProgressBar::new_spinner();

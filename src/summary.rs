@@ -1,4 +1,4 @@
-//! The end-of-run summary of cli.md, on stderr, one screen at most: per
+//! The end-of-run summary of the README, on stderr, one screen at most: per
 //! source the counts, the hosts and the Machine each became, the clock
 //! corrections applied and the hosts left uncorrected, and T0.
 
@@ -14,6 +14,15 @@ fn epoch_text(ns: i64) -> String {
         .map_or_else(String::new, |d| {
             d.format(" (%Y-%m-%d %H:%M:%S UTC)").to_string()
         })
+}
+
+/// Epoch nanoseconds as seconds with the millisecond T0 is floored to.
+fn seconds_text(ns: i64) -> String {
+    format!(
+        "{}.{:03}",
+        ns.div_euclid(1_000_000_000),
+        ns.rem_euclid(1_000_000_000) / 1_000_000
+    )
 }
 
 fn rows<T>(
@@ -53,7 +62,7 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
         r.written.events,
         r.written.containers,
         r.written.lines,
-        r.origin / 1_000_000_000,
+        seconds_text(r.origin),
         epoch_text(r.origin)
     )?;
     writeln!(out, "  sources:")?;

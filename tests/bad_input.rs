@@ -241,7 +241,8 @@ fn small_steps_back_are_sorted_and_counted() {
         .collect();
     assert_eq!(
         times,
-        vec!["0.001000000", "0.003000000", "0.005000000", "1.000000000"]
+        // T0 is the earliest time floored to the millisecond.
+        vec!["0.000000000", "0.002000000", "0.004000000", "0.999000000"]
     );
 }
 

@@ -88,7 +88,7 @@ fn summary_names_sources_hosts_clocks_and_t0() {
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     assert!(
-        err.contains("T0 = 1795264448 (2026-11-21 12:34:08 UTC)"),
+        err.contains("T0 = 1795264448.000 (2026-11-21 12:34:08 UTC)"),
         "{err}"
     );
     assert!(
@@ -104,7 +104,10 @@ fn summary_names_sources_hosts_clocks_and_t0() {
     assert!(err.contains("no sync file"), "{err}");
     assert!(err.lines().count() <= 25, "one screen at most:\n{err}");
     let text = std::fs::read_to_string(&out).unwrap();
-    assert!(text.starts_with("# origin 1795264448\n%EventDef"));
+    assert!(text.starts_with("%EventDef"));
+    // T0 is recorded where pj_dump and ViTE both read it silently.
+    let origin = text.lines().find_map(integrador::paje::writer::origin_of);
+    assert_eq!(origin, Some(1_795_264_448_000_000_000));
 }
 
 #[test]

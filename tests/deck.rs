@@ -286,7 +286,11 @@ fn akypuera_trace_matches_aky_converter() {
         .map(|f| f["first_event_t_ns"].as_i64().unwrap())
         .min()
         .unwrap();
-    let t0 = first / 1_000_000_000 * 1_000_000_000;
+    let t0 = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .find_map(integrador::paje::writer::origin_of)
+        .unwrap();
     let shift = (first - t0) as f64 / 1e9;
     let norm = |v: Dumped, shift: f64| {
         let mut v: Vec<_> = v

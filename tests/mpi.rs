@@ -434,12 +434,9 @@ fn dump(trace: &Path) -> Option<Vec<Vec<String>>> {
 
 fn origin(trace: &Path) -> i64 {
     let text = std::fs::read_to_string(trace).unwrap();
-    let line = text.lines().next().unwrap();
-    line.strip_prefix("# origin ")
+    text.lines()
+        .find_map(integrador::paje::writer::origin_of)
         .unwrap()
-        .parse::<i64>()
-        .unwrap()
-        * 1_000_000_000
 }
 
 /// `12628 rank 0` → 0.
@@ -470,7 +467,7 @@ fn conversion_matches_clog2_print() {
         let t0 = origin(&trace);
         let Some(lines) = dump(&trace) else { continue };
 
-        // Offsets from the anchors, exactly as conventions.md §5 says.
+        // Offsets from the anchors, exactly as docs/formats.md §5 says.
         let mut offset = HashMap::new();
         for a in exp["anchors"].as_array().unwrap() {
             let mpe = integrador::clock::seconds_to_ns(a["mpe_time"].as_f64().unwrap()).unwrap();
@@ -868,7 +865,9 @@ fn legacy_clog_built_from_the_spec() {
             let link = lines.iter().find(|f| f[0] == "Link").unwrap();
             assert_eq!(
                 (link[3].as_str(), link[4].as_str()),
-                ("0.502000", "0.503000")
+                // T0 is the first event (0.501 s after the start) floored
+                // to the millisecond.
+                ("0.001000", "0.002000")
             );
             assert_eq!((link[7].as_str(), link[8].as_str()), ("rank 0", "rank 1"));
             assert!(lines
@@ -1044,12 +1043,18 @@ fn sync_corrects_each_rank_by_its_host() {
         summary.contains("node01 -> node02: 200 receive(s) before their send; worst"),
         "{summary}"
     );
-    assert_eq!(origin(&plain), origin(&synced));
     let (Some(a), Some(b)) = (dump(&plain), dump(&synced)) else {
         return;
     };
+    // Epoch times: T0 moves with the correction of the earliest event.
+    let (ta, tb) = (origin(&plain), origin(&synced));
     let anchor = |lines: &[Vec<String>], rank: &str| {
-        lines
+        let t0 = if std::ptr::eq(lines, a.as_slice()) {
+            ta
+        } else {
+            tb
+        };
+        t0 + lines
             .iter()
             .find(|f| f[0] == "Event" && f[1].ends_with(rank) && f[4] == "integrador_anchor")
             .map(|f| ns(&f[3]))

@@ -1,6 +1,7 @@
 //! Writes the unified trace in the Pajé format, following the writer rules
-//! of `specs/paje.md`:
-//! - the whole `%EventDef` header first, preceded only by `# origin`;
+//! of `docs/output.md`:
+//! - the whole `%EventDef` header first, then the origin line (T0 as an
+//!   unused container type, see [`ORIGIN_PREFIX`]);
 //! - aliases (`t<n>`, `c<n>`, `v<n>`) as every identifier, so no identifier
 //!   ever needs quotes; human names are quoted only when they contain
 //!   whitespace or `#`, are never empty and never contain `"`;
@@ -78,13 +79,15 @@ const HEADER: [(EventKind, &[(&str, &str)]); 15] = [
             ("Value", "string"),
         ],
     ),
+    // The value is a name (only state values are declared, see
+    // `entity`), which may be quoted, so it is not the last field.
     (
         EventKind::NewEvent,
         &[
             ("Time", "date"),
             ("Container", "string"),
-            ("Type", "string"),
             ("Value", "string"),
+            ("Type", "string"),
         ],
     ),
     (
@@ -187,6 +190,18 @@ pub struct WriteStats {
     pub skipped_pops: u64,
 }
 
+/// The start of the line that records T0: a container type, never used,
+/// named `T0=<epoch seconds>` with alias `origin`. A `#` comment made ViTE
+/// 1.2 warn on every file; an unused type is read silently by pj_dump and
+/// ViTE alike, and a program finds T0 on the line after the header.
+pub const ORIGIN_PREFIX: &str = "0 0 T0=";
+
+/// T0 in ns from a trace line, if it is the origin line.
+pub fn origin_of(line: &str) -> Option<i64> {
+    let secs = line.strip_prefix(ORIGIN_PREFIX)?.strip_suffix(" origin")?;
+    crate::clock::parse_epoch_ns(secs.as_bytes())
+}
+
 /// A streaming Pajé writer.
 pub struct PajeWriter<W: Write> {
     out: W,
@@ -203,17 +218,22 @@ pub struct PajeWriter<W: Write> {
 }
 
 impl<W: Write> PajeWriter<W> {
-    /// Writes the header. `origin` is T0 in ns (cli.md: the earliest time
-    /// floored to a second); with `absolute`, times are epoch seconds.
+    /// Writes the header and the origin line. `origin` is T0 in ns
+    /// (docs/output.md: the earliest time floored to the millisecond); with
+    /// `absolute`, times are epoch seconds and no origin line is written.
     pub fn new(mut out: W, origin: i64, absolute: bool) -> io::Result<Self> {
         let mut head = Vec::with_capacity(2048);
-        writeln!(head, "# origin {}", origin.div_euclid(1_000_000_000))?;
         for (i, (kind, fields)) in HEADER.iter().enumerate() {
             writeln!(head, "%EventDef {} {i}", kind.name())?;
             for (name, ty) in *fields {
                 writeln!(head, "%       {name} {ty}")?;
             }
             writeln!(head, "%EndEventDef")?;
+        }
+        if !absolute {
+            head.extend_from_slice(ORIGIN_PREFIX.as_bytes());
+            push_seconds(&mut head, origin);
+            head.extend_from_slice(b" origin\n");
         }
         out.write_all(&head)?;
         let lines = head.iter().filter(|&&b| b == b'\n').count() as u64;
@@ -377,7 +397,10 @@ impl<W: Write> PajeWriter<W> {
     }
 
     /// Starts the line of an event on an entity row: `Time Container Type
-    /// [Value]`, declaring what it refers to first.
+    /// [Value]` (`Time Container Value Type` for a point event), declaring
+    /// what it refers to first. Only state values are declared: ViTE 1.2
+    /// complains about a declared value of an event or link type, so those
+    /// are written by name.
     fn entity(
         &mut self,
         reg: &mut Registry,
@@ -388,16 +411,28 @@ impl<W: Write> PajeWriter<W> {
         value: Option<ValueId>,
     ) -> io::Result<()> {
         self.create_container(reg, container, time)?;
-        match value {
-            Some(v) => self.declare_value(reg, v)?,
-            None => self.declare_type(reg, ty)?,
+        self.declare_type(reg, ty)?;
+        let state = reg.type_def(ty).kind == TypeKind::State;
+        if let (Some(v), true) = (value, state) {
+            self.declare_value(reg, v)?;
         }
         self.begin(kind);
         self.time(time);
         self.ident('c', container.0);
-        self.ident('t', ty.0);
-        if let Some(v) = value {
-            self.ident('v', v.0);
+        match (value, state) {
+            (Some(v), true) => {
+                self.ident('t', ty.0);
+                self.ident('v', v.0);
+            }
+            (Some(v), false) if kind == EventKind::NewEvent => {
+                self.name(&reg.value(v).name);
+                self.ident('t', ty.0);
+            }
+            (Some(v), false) => {
+                self.ident('t', ty.0);
+                self.name(&reg.value(v).name);
+            }
+            (None, _) => self.ident('t', ty.0),
         }
         Ok(())
     }

@@ -171,9 +171,10 @@ pub struct Ours {
 }
 
 impl Ours {
-    /// The name an alias stands for.
-    pub fn name(&self, alias: &str) -> &str {
-        &self.names[alias]
+    /// The name an alias stands for; a word that is no alias is itself a
+    /// name (the values of events and links are written by name).
+    pub fn name<'a>(&'a self, alias: &'a str) -> &'a str {
+        self.names.get(alias).map_or(alias, String::as_str)
     }
 
     /// The timed lines of event `id`.
@@ -186,7 +187,7 @@ impl Ours {
 }
 
 /// Reads a trace written by integrador (the ids of `src/paje/writer.rs`;
-/// times relative to the `# origin` line).
+/// times relative to the origin line after the header).
 pub fn read_ours(trace: &Path) -> Ours {
     let text = std::fs::read_to_string(trace).unwrap();
     let mut origin = 0i64;
@@ -195,8 +196,9 @@ pub fn read_ours(trace: &Path) -> Ours {
         events: Vec::new(),
     };
     for line in text.lines() {
-        if let Some(o) = line.strip_prefix("# origin ") {
-            origin = o.trim().parse().unwrap();
+        if let Some(o) = integrador::paje::writer::origin_of(line) {
+            origin = o;
+            continue;
         }
         if line.starts_with('%') || line.starts_with('#') {
             continue;
@@ -219,7 +221,7 @@ pub fn read_ours(trace: &Path) -> Ours {
             _ => {}
         }
         let (a, b) = f[1].split_once('.').unwrap();
-        let ns = (origin + a.parse::<i64>().unwrap()) * 1_000_000_000 + b.parse::<i64>().unwrap();
+        let ns = origin + a.parse::<i64>().unwrap() * 1_000_000_000 + b.parse::<i64>().unwrap();
         ours.events.push((f[0].clone(), ns, f));
     }
     ours
