@@ -1,4 +1,4 @@
-//! The command line of `specs/cli.md`: the thesis' single-dash options
+//! The command line of the README: the thesis' single-dash options
 //! (appendix B) and their GNU `--long` forms are the same options.
 //! [`rewrite_thesis_options`] turns the former into the latter before clap
 //! sees them; [`Cli::resolve`] expands globs and checks values and
@@ -256,7 +256,7 @@ const SHORT_FLAGS: [&str; 4] = ["-o", "-q", "-h", "-V"];
 /// single-dash word that is not exactly a short flag is refused with the
 /// closest option as a suggestion: clap would read `-hierachy` as `-h`
 /// (help, exit 0) and `-gangila` as `-g`, so a typo could succeed
-/// silently (cli.md: a single-dash word that is not exactly an option is
+/// silently (README, "Options": a single-dash word that is not exactly an option is
 /// a usage problem).
 pub fn rewrite_thesis_options<I: IntoIterator<Item = OsString>>(args: I) -> Result<Vec<OsString>> {
     let mut out = Vec::new();

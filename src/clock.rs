@@ -1,5 +1,5 @@
 //! Clock correction: maps a host's local time to the reference clock with
-//! the Maillet–Tron line of `specs/conventions.md` §1, exactly.
+//! the Maillet–Tron line of docs/formats.md §1, exactly.
 //!
 //! `t_ref = t_o_ref + (t - t_o) * (t_n_ref - t_o_ref) / (t_n - t_o)`, with
 //! the product in i128 and the quotient floored (toward −∞, so times before

@@ -1,10 +1,10 @@
 //! The integrator's error: a one-line message and the exit status class of
-//! `specs/cli.md` (1 = input or output problem, 2 = usage problem).
+//! the README (1 = input or output problem, 2 = usage problem).
 
 use std::fmt;
 use std::path::Path;
 
-/// Exit status classes of cli.md.
+/// Exit status classes of the README.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
     /// Unreadable or malformed input, invalid data, I/O error: exit 1.

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-/// The DECK map (conventions.md §4), built in.
+/// The DECK map (docs/formats.md §4), built in.
 pub const DECK_TOML: &str = include_str!("../sources/maps/deck.toml");
 /// akypuera's MPI events, built in.
 pub const AKYPUERA_TOML: &str = include_str!("../sources/maps/akypuera.toml");

@@ -1,5 +1,5 @@
 //! The `integrador` command: parse, run, map the outcome to the exit codes
-//! of cli.md (0 complete, 1 input/output problem, 2 usage problem).
+//! of the README (0 complete, 1 input/output problem, 2 usage problem).
 
 use clap::Parser;
 use integrador::cli::{rewrite_thesis_options, Cli, Command};

@@ -1,5 +1,5 @@
 //! Where the trace goes, settled before any input is read, and written so
-//! that no data is ever lost (cli.md, "Exit codes"):
+//! that no data is ever lost (README, "Exit status"):
 //!
 //! * a regular file, new or old, is written under a temporary name in its
 //!   own directory and renamed over the final name only once it is whole,

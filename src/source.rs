@@ -199,7 +199,7 @@ impl<T> Ord for Pending<T> {
     }
 }
 
-/// Sorts a source that steps back in time by at most `window` (cli.md
+/// Sorts a source that steps back in time by at most `window` (README,
 /// `--reorder-window`), holding only the records inside the window.
 /// Ties keep input order. Records that arrive in order (the common case)
 /// go to a deque, already sorted; only those that step back go through a

@@ -3,7 +3,7 @@
 //! the thesis' `.traced` recording, a series of gmond/gmetad XML snapshots,
 //! or `rrdtool dump` files of gmetad's RRDs.
 //!
-//! The samples' clock is the collector's (conventions.md §2; for XML the
+//! The samples' clock is the collector's (docs/formats.md §2; for XML the
 //! daemon that answered, for RRDs gmetad's): the whole input is corrected
 //! with the collector host's line of the sync file.
 
@@ -104,7 +104,7 @@ impl TracedSource {
         ))
         .map_err(|e| Error::in_file(path, e))?;
         let header = reader.header().clone();
-        // conventions.md §2: a header line wins over the hierarchy file.
+        // docs/formats.md §2: a header line wins over the hierarchy file.
         let collector = header
             .collector
             .clone()

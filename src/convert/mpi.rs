@@ -32,14 +32,14 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-/// The anchor's event name (conventions.md §5).
+/// The anchor's event name (docs/formats.md §5).
 pub const ANCHOR_NAME: &str = "integrador_anchor";
 /// MSGEVT etypes.
 const SEND: i32 = -101;
 const RECV: i32 = -102;
 /// CommSelfCreate: its gcomm carries the rank's processor name.
 const COMM_SELF_CREATE: i32 = 1;
-/// Causality tolerance (conventions.md §7).
+/// Causality tolerance (docs/formats.md §7).
 const TOLERANCE_NS: i64 = 1_000;
 
 /// Where an MPI log's ranks ran and when, besides the file itself.
@@ -213,7 +213,7 @@ impl Scan {
     }
 }
 
-/// An MPI nodes file (conventions.md §5): hosts with slot counts.
+/// An MPI nodes file (docs/formats.md §5): hosts with slot counts.
 pub fn read_nodes(path: &Path) -> Result<Vec<(String, u32)>> {
     let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
     let text = integrador_lines::read_to_string_bounded(file, 16 << 20)
@@ -551,7 +551,7 @@ impl MpiSource {
             })
             .filter(|h| !h.is_empty())
             .ok_or_else(|| {
-                // A missing option is a usage problem (cli.md); a nodes
+                // A missing option is a usage problem (README, "Exit status"); a nodes
                 // file given but too short is a problem of that input.
                 let what = format!(
                     "{}: rank {w}: no host: the log records no processor name for it",
@@ -576,7 +576,7 @@ impl MpiSource {
                 None => {
                     let Some(start) = setup.start else {
                         return Err(Error::usage(format!(
-                            "{}: rank {w} has no {ANCHOR_NAME} event (conventions.md §5), so its wall-clock start is unknown: give --mpi-start <epoch seconds> or `start` in the hierarchy's [mpi] section",
+                            "{}: rank {w} has no {ANCHOR_NAME} event (docs/formats.md §5), so its wall-clock start is unknown: give --mpi-start <epoch seconds> or `start` in the hierarchy's [mpi] section",
                             path.display()
                         )));
                     };

@@ -3,7 +3,7 @@
 //!
 //! A task is a Process container under its Machine, or a Thread under its
 //! Process when a `# thread <tid> <pid>` header line says so
-//! (conventions.md §3). Times are on the described host's clock.
+//! (docs/formats.md §3). Times are on the described host's clock.
 
 use crate::clock::ClockMap;
 use crate::error::{Error, Result};

@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Causality tolerance (conventions.md §7).
+/// Causality tolerance (docs/formats.md §7).
 const TOLERANCE_NS: i64 = 1_000;
 
 /// A link instance: the link, its key values, and the FIFO counter last

@@ -6,7 +6,7 @@
 //! record). Missing switches are reconstructed (`sched.md`).
 //!
 //! The trace clock counts from boot; an `integrador_epoch=` marker line
-//! (conventions.md §6), `--boot-epoch` or the hierarchy's `[os]
+//! (docs/formats.md §6), `--boot-epoch` or the hierarchy's `[os]
 //! boot_epoch` puts it on the wall clock.
 
 use crate::clock::ClockMap;
@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 /// scheduler event) would otherwise keep the whole trace in memory.
 const MAX_LAG_NS: i64 = 5_000_000_000;
 
-/// The marker text (conventions.md §6).
+/// The marker text (docs/formats.md §6).
 const MARKER: &str = "integrador_epoch=";
 
 /// How a trace's clock is placed on the wall clock.

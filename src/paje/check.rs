@@ -1,10 +1,10 @@
 //! `integrador check`: replays a Pajé trace with the rules of PajeNG 1.3.6
-//! (`specs/paje.md`, and PajeNG's `PajeEventDecoder.cc`,
+//! (`docs/output.md`, and PajeNG's `PajeEventDecoder.cc`,
 //! `PajeSimulator.cc`, `PajeContainer.cc`) and reports every finding with
 //! its line, where pj_dump stops at the first.
 //!
 //! Errors are what pj_dump rejects; warnings are what it accepts but is
-//! suspect (cli.md). After an error the offending line has no effect and
+//! suspect (README, "Exit status"). After an error the offending line has no effect and
 //! the replay goes on, so later findings may follow from earlier ones.
 //!
 //! Memory is bounded by the number of types, containers, open states and

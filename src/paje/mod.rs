@@ -1,4 +1,4 @@
-//! The Pajé trace format as PajeNG 1.3.6 reads it (`specs/paje.md`): the
+//! The Pajé trace format as PajeNG 1.3.6 reads it (`docs/output.md`): the
 //! event and field vocabulary shared by the writer and the checker.
 
 pub mod check;
@@ -29,7 +29,7 @@ pub enum EventKind {
     TraceFile,
 }
 
-/// Standard field names (paje.md §1); any other name is a user field.
+/// Standard field names (docs/output.md); any other name is a user field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[allow(missing_docs)]
 pub enum Field {

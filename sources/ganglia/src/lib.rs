@@ -1,4 +1,4 @@
-//! Decoders for Ganglia recordings (fact sheets: `specs/conventions.md` §2
+//! Decoders for Ganglia recordings (fact sheets: docs/formats.md §2
 //! for the `.traced` recording, `specs/ganglia.md` for gmond XML and
 //! `rrdtool dump` files).
 //!

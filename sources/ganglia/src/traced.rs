@@ -1,5 +1,5 @@
 //! The `.traced` recording of the thesis' Ganglia helper
-//! (`specs/conventions.md` §2): one sample per line,
+//! (docs/formats.md §2): one sample per line,
 //! `<time> <metric> <host> <value>`, with optional `# collector <host>` and
 //! `# cluster <name>` header lines.
 //!

@@ -1,4 +1,4 @@
-//! Decoders for kernel scheduler traces (fact sheets: `specs/conventions.md`
+//! Decoders for kernel scheduler traces (fact sheets: `docs/formats.md`
 //! §3 for the thesis' patched-kernel `.os` recording, `specs/sched.md` for
 //! ftrace, trace-cmd and perf text).
 //!

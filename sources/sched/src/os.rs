@@ -1,5 +1,5 @@
 //! The `.os` recording of the thesis' patched Linux scheduler
-//! (`specs/conventions.md` §3): `<seq> <kind> <time> <pid>` per line.
+//! (docs/formats.md §3): `<seq> <kind> <time> <pid>` per line.
 //!
 //! Traps handled:
 //! - `block`/`unblock` times are microseconds *within the second of the last

@@ -1,5 +1,5 @@
 //! Reader for clock-synchronisation files written by libRastro's
-//! `rastro_timesync` (fact sheet: `specs/conventions.md` §1).
+//! `rastro_timesync` (fact sheet: docs/formats.md §1).
 //!
 //! One measurement per line, `<refhost> <reftime> <host> <hosttime>`, with an
 //! optional leading sequence number (as the thesis prints table 4.6). Times
@@ -29,7 +29,7 @@ pub const MICROS: u64 = 1_000_000;
 /// Ticks per second of nanosecond files.
 pub const NANOS: u64 = 1_000_000_000;
 /// Values at or above this magnitude are taken as nanoseconds when the file
-/// does not state its resolution (conventions.md §1).
+/// does not state its resolution (docs/formats.md §1).
 pub const NANO_THRESHOLD: i64 = 100_000_000_000_000_000;
 
 /// One measurement: the reference host's clock and a monitored host's clock
