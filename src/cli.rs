@@ -22,49 +22,71 @@ pub const THESIS_OPTIONS: [&str; 9] = [
     "output",
 ];
 
-const EXAMPLES: &str = "\
-Examples:
+/// The examples of `--help`: each runs as written from the top of a
+/// checkout, on the shipped data (`tests/cli.rs` runs every one).
+pub const EXAMPLES: &str = "\
+Examples (from the top of a checkout; they use the shipped examples/):
   # Ganglia alone (thesis appendix B, example 3)
-  integrador -hierarchy hierarchies/ganglia.toml -ganglia g.traced -output g.paje
+  integrador -hierarchy hierarchies/ganglia.toml \\
+    -ganglia examples/grid/domain-a.traced -output ganglia.paje
 
-  # Ganglia and kernel traces of the same machines, clocks corrected
-  integrador -sync timesync -hierarchy hierarchies/ganglia+os.toml \\
-             -ganglia g.traced -os '*.os' -o out.paje
+  # Two administrative domains, the second collector's clock corrected
+  integrador -hierarchy hierarchies/grid.toml -sync examples/grid/timesync \\
+    -ganglia examples/grid/domain-a.traced examples/grid/domain-b.traced \\
+    -o grid.paje
 
   # An MPI program (MPE log, ranks anchored), its kernel view and monitors
-  integrador -mpi a.clog2 -mpinodes mpi.nodes -os '*.os' -ganglia g.traced \
-             -sync timesync -hierarchy hierarchies/mpi+os+ganglia+pcp.toml -o out.paje
+  integrador -hierarchy hierarchies/mpi+os+ganglia+pcp.toml \\
+    -mpi examples/pingpong-localhost/mpi_pingpong.clog2 \\
+    -mpinodes examples/pingpong-localhost/mpi.nodes \\
+    -os examples/pingpong-localhost/vm.os \\
+    -ganglia examples/pingpong-localhost/ganglia.traced \\
+    -pcp 'examples/pingpong-localhost/pcp/*' -o pingpong.paje
 
-  # An MPE log without anchors: say when MPE time 0 was
-  integrador -mpi old.clog -mpinodes mpi.nodes --mpi-start 1094221332.5 -o old.paje
+  # A DECK program, one libRastro file per thread
+  integrador -hierarchy hierarchies/deck+os+ganglia+pcp.toml \\
+    -deck 'examples/deck/threads/*.rst' -o deck.paje
 
-  # A DECK program (one libRastro file per thread), its kernel view, monitors
-  integrador -deck 'rastro-*.rst' -os '*.os' -ganglia g.traced -sync timesync \
-             -hierarchy hierarchies/deck+os+ganglia+pcp.toml -o deck.paje
+  # Another libRastro instrumentation (akypuera's MPI tracer)
+  integrador -deck 'examples/deck/akypuera/*.rst' --deck-map akypuera \\
+    -o aky.paje
 
-  # Other libRastro instrumentation (akypuera's MPI tracer): another event map
-  integrador -deck 'rastro-*.rst' --deck-map akypuera -o aky.paje
+  # Ganglia and the PCP archive pmlogger wrote on the same machine
+  integrador -hierarchy hierarchies/ganglia+pcp.toml \\
+    -ganglia examples/pingpong-localhost/ganglia.traced \\
+    -pcp examples/pingpong-localhost/pcp/vm -o cluster.paje
 
-  # Ganglia and the PCP archives pmlogger wrote on each machine
-  integrador -ganglia g.traced -pcp 'pcp/*' -hierarchy hierarchies/ganglia+pcp.toml -o cluster.paje
+  # An ftrace capture (its integrador_epoch= marker places it)
+  integrador -os examples/pingpong-localhost/vm.trace \\
+    -ganglia examples/pingpong-localhost/ganglia.traced -o ftrace.paje
 
-  # A kernel trace captured with ftrace (its integrador_epoch= marker places it)
-  integrador -os trace.txt -ganglia g.traced -o out.paje
-
-  # perf script text carries no marker: say when the trace clock's zero was
-  integrador -os perf.txt --boot-epoch 1795262171.322076 -o perf.paje
-
-  # Two administrative domains, each with its own monitor
-  integrador -hierarchy hierarchies/grid.toml -ganglia domain-a.traced domain-b.traced -o grid.paje
+  # perf script text has no marker: say when the trace clock's zero was
+  integrador -os examples/pipe/vm.perf --boot-epoch 1795262171.322076 \\
+    -o perf.paje
 
   # Validate any Pajé trace with pj_dump's rules
-  integrador check out.paje
+  integrador check grid.paje
 
-Exit status: 0 complete output, 1 input or output problem (no output file is
-left), 2 usage problem (unknown or missing option, bad option value, a
-boot-relative kernel trace merged with wall-clock data without an anchor).";
+Exit status: 0 complete output, 1 input or output problem (no output file
+is left), 2 usage problem (unknown or missing option, bad option value).
+Formats: docs/formats.md; the trace: docs/output.md; hierarchy files:
+hierarchies/README.md.";
 
-/// integrador: one Pajé trace from many monitoring tools.
+/// What a bare `integrador` prints: a short usage, not clap's complaint
+/// about a missing `--output`.
+pub const SHORT_USAGE: &str = "\
+integrador: one Pajé trace from many monitoring tools
+
+usage: integrador [SOURCES...] [-sync FILE] [-hierarchy FILE] -o OUTPUT
+       integrador check TRACE
+
+sources: -ganglia FILES  -pcp ARCHIVES  -mpi FILES -mpinodes FILE
+         -deck FILES  -os FILES
+
+example: integrador -ganglia examples/grid/domain-a.traced -o ganglia.paje
+`integrador --help` lists every option with more examples.";
+
+/// One Pajé trace from many monitoring tools.
 ///
 /// Reads cluster monitors (Ganglia), kernel scheduler traces, MPI traces
 /// (MPE CLOG2 and CLOG), libRastro traces (DECK, akypuera, any
@@ -74,73 +96,94 @@ boot-relative kernel trace merged with wall-clock data without an anchor).";
 /// unifies the hosts and processes of all inputs as a hierarchy file says;
 /// writes one time-ordered Pajé trace for PajeNG and ViTE.
 #[derive(Debug, Parser)]
-#[command(name = "integrador", version, after_help = EXAMPLES)]
+#[command(
+    name = "integrador",
+    version,
+    after_help = EXAMPLES,
+    override_usage = "integrador [-ganglia FILES] [-pcp ARCHIVES] [-mpi FILES -mpinodes FILE] [-deck FILES] [-os FILES]\n                  [-sync FILE] [-hierarchy FILE] [OPTIONS] -o OUTPUT\n       integrador check TRACE\n       integrador completions SHELL | integrador man"
+)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Cli {
     /// Subcommand.
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// libRastro traces of DECK programs (rastro-<node>-<thread>.rst)
-    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append)]
+    /// libRastro traces of DECK programs (rastro-<node>-<thread>.rst); also -deck
+    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append, help_heading = "libRastro (DECK, akypuera)")]
     pub deck: Vec<String>,
     /// libRastro event map: a TOML file (schema: sources/maps/README.md) or
     /// a built-in map name, `deck` (the default) or `akypuera`
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "libRastro (DECK, akypuera)")]
     pub deck_map: Option<PathBuf>,
-    /// MPE logs (CLOG2 or legacy CLOG)
-    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append)]
+    /// MPE logs (CLOG2 or legacy CLOG); also -mpi
+    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append, help_heading = "MPI (MPE logs)")]
     pub mpi: Vec<String>,
-    /// MPI nodes file (MPICH machine-file syntax: `host` or `host:N` per line)
-    #[arg(long, value_name = "FILE")]
+    /// MPI nodes file (MPICH machine-file syntax: `host` or `host:N` per line); also -mpinodes
+    #[arg(long, value_name = "FILE", help_heading = "MPI (MPE logs)")]
     pub mpinodes: Option<PathBuf>,
     /// Wall-clock start (epoch seconds) of an MPI run without an anchor
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        allow_negative_numbers = true,
+        help_heading = "MPI (MPE logs)"
+    )]
     pub mpi_start: Option<String>,
-    /// Kernel scheduler traces: .os, ftrace text, trace-cmd report, perf script
-    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append)]
+    /// Kernel scheduler traces: .os, ftrace text, trace-cmd report, perf script; also -os
+    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append, help_heading = "Kernel traces")]
     pub os: Vec<String>,
     /// Override content detection of -os files
-    #[arg(long, value_name = "FORMAT")]
+    #[arg(long, value_name = "FORMAT", help_heading = "Kernel traces")]
     pub os_format: Option<OsFormat>,
     /// Boot time (epoch seconds) of boot-relative traces without a marker
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        allow_negative_numbers = true,
+        help_heading = "Kernel traces"
+    )]
     pub boot_epoch: Option<String>,
-    /// Ganglia data: .traced recordings (gmond XML, rrdtool dumps later)
-    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append)]
+    /// Ganglia data: .traced recordings, gmond/gmetad XML snapshots, rrdtool dumps; also -ganglia
+    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append, help_heading = "Ganglia")]
     pub ganglia: Vec<String>,
     /// Override content detection of -ganglia files
-    #[arg(long, value_name = "FORMAT")]
+    #[arg(long, value_name = "FORMAT", help_heading = "Ganglia")]
     pub ganglia_format: Option<GangliaFormat>,
     /// Collector host of Ganglia files that do not name one
-    #[arg(long, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", help_heading = "Ganglia")]
     pub ganglia_collector: Option<String>,
-    /// PCP archives: base names, any file of an archive, or globs
-    #[arg(long, value_name = "ARCHIVES", num_args = 1.., action = clap::ArgAction::Append)]
+    /// PCP archives: base names, any file of an archive, or globs; also -pcp
+    #[arg(long, value_name = "ARCHIVES", num_args = 1.., action = clap::ArgAction::Append, help_heading = "Performance Co-Pilot")]
     pub pcp: Vec<String>,
     /// Keep PCP counters as raw values instead of rates
-    #[arg(long)]
+    #[arg(long, help_heading = "Performance Co-Pilot")]
     pub pcp_raw: bool,
-    /// Clock-sync file written by rastro_timesync
-    #[arg(long, value_name = "FILE")]
+    /// Clock-sync file written by rastro_timesync; also -sync
+    #[arg(long, value_name = "FILE", help_heading = "Clocks and hierarchy")]
     pub sync: Option<PathBuf>,
     /// Fit all sync lines per host (least squares) instead of first and last
-    #[arg(long)]
+    #[arg(long, help_heading = "Clocks and hierarchy")]
     pub sync_fit: bool,
-    /// Hierarchy file (TOML); default: Grid > Cluster > Machine > Process > Thread
-    #[arg(long, value_name = "FILE")]
+    /// Hierarchy file (TOML, hierarchies/); default: Grid > Cluster > Machine > Process > Thread; also -hierarchy
+    #[arg(long, value_name = "FILE", help_heading = "Clocks and hierarchy")]
     pub hierarchy: Option<PathBuf>,
-    /// The Pajé trace to write; `-` writes to standard output
-    #[arg(short = 'o', long, value_name = "FILE", required = true)]
+    /// The Pajé trace to write; `-` writes to standard output; also -output
+    #[arg(
+        short = 'o',
+        long,
+        value_name = "FILE",
+        required = true,
+        help_heading = "Output"
+    )]
     pub output: Option<String>,
-    /// Write epoch seconds instead of times relative to the origin
-    #[arg(long)]
+    /// Write epoch seconds instead of times relative to T0 (for programs: a viewer's axis then starts in 1970)
+    #[arg(long, help_heading = "Output")]
     pub absolute_time: bool,
     /// How far back in time a source may step and still be sorted
-    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration, allow_hyphen_values = true, help_heading = "Output")]
     pub reorder_window: i64,
-    /// No progress, no summary
-    #[arg(short = 'q', long)]
+    /// No progress, no summary (warnings are still printed)
+    #[arg(short = 'q', long, help_heading = "Output")]
     pub quiet: bool,
 }
 
@@ -152,7 +195,17 @@ pub enum Command {
         /// The trace to check
         file: PathBuf,
     },
+    /// Print a shell completion script (e.g. `integrador completions bash > /etc/bash_completion.d/integrador`)
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page, in roff (e.g. `integrador man > integrador.1`)
+    Man,
 }
+
+/// The words that start a subcommand: what follows is the subcommand's.
+pub const SUBCOMMANDS: [&str; 3] = ["check", "completions", "man"];
 
 /// `--os-format` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -272,7 +325,7 @@ pub fn rewrite_thesis_options<I: IntoIterator<Item = OsString>>(args: I) -> Resu
             out.push(arg);
             continue;
         };
-        if i == 1 && s == "check" {
+        if i == 1 && SUBCOMMANDS.contains(&s) {
             // The subcommand's words are its own.
             rest = true;
         } else if s == "--" {

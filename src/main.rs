@@ -22,6 +22,10 @@ fn run() -> Result<ExitCode, Error> {
     integrador::output::install_signal_cleanup();
     integrador::output::raise_file_limit();
     let args = rewrite_thesis_options(std::env::args_os())?;
+    if args.len() <= 1 {
+        eprintln!("{}", integrador::cli::SHORT_USAGE);
+        return Ok(ExitCode::from(2));
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -31,8 +35,23 @@ fn run() -> Result<ExitCode, Error> {
             return Ok(ExitCode::from(if e.use_stderr() { 2 } else { 0 }));
         }
     };
-    if let Some(Command::Check { file }) = &cli.command {
-        return check(file);
+    match &cli.command {
+        Some(Command::Check { file }) => return check(file),
+        Some(Command::Completions { shell }) => {
+            use clap::CommandFactory;
+            let mut text = Vec::new();
+            clap_complete::generate(*shell, &mut Cli::command(), "integrador", &mut text);
+            return print(&text);
+        }
+        Some(Command::Man) => {
+            use clap::CommandFactory;
+            let mut text = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut text)
+                .map_err(|e| Error::input(format!("rendering the manual page: {e}")))?;
+            return print(&text);
+        }
+        None => {}
     }
     let cfg = cli.resolve()?;
     let report = integrador::run::integrate(&cfg)?;
@@ -42,6 +61,17 @@ fn run() -> Result<ExitCode, Error> {
         let _ = integrador::summary::write(&mut io::stderr().lock(), &report);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a generated text to standard output; a reader that stops early
+/// (`| head`) is no error.
+fn print(text: &[u8]) -> Result<ExitCode, Error> {
+    match io::stdout().lock().write_all(text) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Err(Error::input(format!("standard output: {e}")))
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
 }
 
 fn check(path: &std::path::Path) -> Result<ExitCode, Error> {

@@ -141,7 +141,7 @@ fn usage_errors_exit_2_and_help_exits_0() {
         "--os",
         "--sync",
         "--hierarchy",
-        "Examples:",
+        "Examples",
         "Exit status",
     ] {
         assert!(help.contains(needle), "help lacks {needle}");
@@ -200,4 +200,71 @@ fn a_reader_that_stops_early_is_not_an_error() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.stderr.is_empty());
+}
+
+/// Every example of `--help` runs as printed, from a directory that holds
+/// the checkout's `examples/` and `hierarchies/` (pasted into a shell on
+/// a fresh clone, they are run from its top).
+#[test]
+fn every_help_example_runs_on_the_shipped_data() {
+    let o = integrador(&["--help"]);
+    let help = String::from_utf8(o.stdout).unwrap();
+    let d = tempdir();
+    for dir in ["examples", "hierarchies"] {
+        std::os::unix::fs::symlink(root().join(dir), d.path().join(dir)).unwrap();
+    }
+    let bin = env!("CARGO_BIN_EXE_integrador");
+    let mut ran = 0;
+    // A command continues on the next line after a trailing backslash.
+    let examples = help.split_once("Examples").unwrap().1.replace("\\\n", " ");
+    for line in examples.lines().map(str::trim) {
+        let Some(rest) = line.strip_prefix("integrador ") else {
+            continue;
+        };
+        let quiet = if rest.starts_with("check") { "" } else { "-q" };
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("\"$BIN\" {quiet} {rest}"))
+            .env("BIN", bin)
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "`{line}` failed:\n{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            stderr(&o)
+        );
+        ran += 1;
+    }
+    assert!(ran >= 9, "only {ran} examples found in:\n{help}");
+}
+
+/// A bare `integrador` shows a short usage (exit 2), not a complaint about
+/// a missing option; completions and the manual page come from the same
+/// definitions as `--help`.
+#[test]
+fn bare_command_completions_and_man_page() {
+    let o = integrador(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("usage: integrador") && e.contains("--help"),
+        "{e}"
+    );
+    for shell in ["bash", "zsh", "fish"] {
+        let o = integrador(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("hierarchy"),
+            "{shell}"
+        );
+    }
+    let o = integrador(&["man"]);
+    assert!(o.status.success());
+    let man = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        man.contains(".TH integrador 1") && man.contains("ganglia"),
+        "{man}"
+    );
 }
