@@ -389,11 +389,11 @@ impl Cli {
             Some(p) => Output::File(PathBuf::from(p)),
             None => return Err(Error::usage("-o FILE is required")),
         };
-        let os = expand(&self.os)?;
-        let ganglia = expand(&self.ganglia)?;
-        let mpi = expand(&self.mpi)?;
-        let deck = expand(&self.deck)?;
-        let pcp = expand(&self.pcp)?;
+        let os = expand("-os", &self.os)?;
+        let ganglia = expand("-ganglia", &self.ganglia)?;
+        let mpi = expand("-mpi", &self.mpi)?;
+        let deck = expand("-deck", &self.deck)?;
+        let pcp = expand("-pcp", &self.pcp)?;
         if os.is_empty()
             && ganglia.is_empty()
             && mpi.is_empty()
@@ -427,7 +427,7 @@ impl Cli {
                 ))
             })?),
         };
-        Ok(Config {
+        let cfg = Config {
             os,
             ganglia,
             mpi,
@@ -464,7 +464,45 @@ impl Cli {
             absolute_time: self.absolute_time,
             reorder_window: self.reorder_window,
             quiet: self.quiet,
-        })
+        };
+        Ok(cfg)
+    }
+}
+
+impl Config {
+    /// A missing file is named with its option (checked after the usage
+    /// checks and the output: those are the first things to fix). PCP
+    /// words may be archive base names, which are no files; their
+    /// resolver names them.
+    pub fn refuse_missing_files(&self) -> Result<()> {
+        let lists = [
+            ("-os", &self.os),
+            ("-ganglia", &self.ganglia),
+            ("-mpi", &self.mpi),
+            ("-deck", &self.deck),
+        ];
+        let singles = [
+            ("-sync", &self.sync),
+            ("-hierarchy", &self.hierarchy),
+            ("-mpinodes", &self.mpinodes),
+        ];
+        let named = lists
+            .into_iter()
+            .flat_map(|(o, list)| list.iter().map(move |p| (o, p)))
+            .chain(
+                singles
+                    .into_iter()
+                    .filter_map(|(o, p)| Some((o, p.as_ref()?))),
+            );
+        for (option, p) in named {
+            if std::fs::symlink_metadata(p).is_err() {
+                return Err(Error::input(format!(
+                    "{option} {}: no such file or directory",
+                    p.display()
+                )));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -472,12 +510,13 @@ impl Cli {
 /// (integrador expands quoted globs itself, as the thesis' `-pcp pcp_*`),
 /// sorted, and must match something; other words are paths. A file named
 /// twice is read once.
-pub fn expand(words: &[String]) -> Result<Vec<PathBuf>> {
+pub fn expand(option: &str, words: &[String]) -> Result<Vec<PathBuf>> {
     let mut out: Vec<PathBuf> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for w in words {
         if w.contains(['*', '?', '[']) && !std::path::Path::new(w).exists() {
-            let paths = glob::glob(w).map_err(|e| Error::usage(format!("bad glob `{w}`: {e}")))?;
+            let paths = glob::glob(w)
+                .map_err(|e| Error::usage(format!("{option}: bad glob `{w}`: {e}")))?;
             let mut matched: Vec<PathBuf> = Vec::new();
             for p in paths {
                 matched.push(
@@ -485,7 +524,7 @@ pub fn expand(words: &[String]) -> Result<Vec<PathBuf>> {
                 );
             }
             if matched.is_empty() {
-                return Err(Error::input(format!("`{w}` matches no file")));
+                return Err(Error::input(format!("{option} `{w}` matches no file")));
             }
             matched.sort();
             for p in matched {
@@ -642,7 +681,7 @@ mod tests {
 
     #[test]
     fn globs_must_match() {
-        let e = expand(&["/nonexistent-dir-xyz/*.os".to_string()]).unwrap_err();
+        let e = expand("-os", &["/nonexistent-dir-xyz/*.os".to_string()]).unwrap_err();
         assert_eq!(e.exit_code(), 1);
     }
 }

@@ -98,6 +98,30 @@ impl ClockMap {
         self.map(t).saturating_sub(t)
     }
 
+    /// The local time that maps to reference time `r` (the inverse line,
+    /// floored; for display).
+    pub fn local_of(&self, r: i64) -> i64 {
+        match *self {
+            ClockMap::Identity => r,
+            ClockMap::Linear {
+                lo,
+                lo_ref,
+                num,
+                den,
+            } => {
+                let delta = (i128::from(r) - i128::from(lo_ref)).saturating_mul(den);
+                let local = i128::from(lo) + delta.div_euclid(num.max(1));
+                i64::try_from(local).unwrap_or(if local < 0 { i64::MIN } else { i64::MAX })
+            }
+        }
+    }
+
+    /// Offset (reference − local) at reference time `r`, in ns: what the
+    /// summary shows at T0, which is a reference time.
+    pub fn offset_at_reference(&self, r: i64) -> i64 {
+        r.saturating_sub(self.local_of(r))
+    }
+
     /// Drift in parts per million: (local span − reference span) /
     /// reference span; positive = the host's clock runs fast. For display.
     pub fn drift_ppm(&self) -> f64 {
@@ -476,6 +500,22 @@ mod tests {
         let t = table(THESIS, SyncFit::Endpoints);
         let (m, _, _) = t.lookup("paple03", &HostIdentity::default()).unwrap();
         assert!((m.drift_ppm() - 9.754).abs() < 0.001, "{}", m.drift_ppm());
+    }
+
+    /// The offset shown at T0 is taken at the reference T0, not at the
+    /// local time equal to it: 7.3 ms apart on the thesis' paple03, whose
+    /// clock is 751 s behind and drifts 9.75 ppm.
+    #[test]
+    fn offset_at_reference_time_inverts_the_map() {
+        let t = table(THESIS, SyncFit::Endpoints);
+        let (m, _, _) = t.lookup("paple03", &HostIdentity::default()).unwrap();
+        let t0 = 1_094_221_332_000_000_000;
+        let local = m.local_of(t0);
+        assert!((m.map(local) - t0).abs() <= 1, "{} vs {t0}", m.map(local));
+        let at_ref = m.offset_at_reference(t0);
+        let at_local = m.offset_at(t0);
+        assert!((at_ref - at_local).abs() > 7_000_000, "{at_ref} {at_local}");
+        assert_eq!(at_ref, t0 - local);
     }
 
     #[test]

@@ -84,6 +84,23 @@ pub struct GangliaConfig {
     pub files: HashMap<String, GangliaFile>,
     /// Display of metrics, keyed by Ganglia metric name.
     pub metrics: HashMap<String, Display>,
+    /// Metric name patterns to keep (empty = all).
+    pub include: Vec<glob::Pattern>,
+    /// Metric name patterns to leave out (after `include`).
+    pub exclude: Vec<glob::Pattern>,
+}
+
+impl GangliaConfig {
+    /// Whether metric `name` is selected.
+    pub fn selects(&self, name: &str) -> bool {
+        selects(&self.include, &self.exclude, name)
+    }
+}
+
+/// The include-then-exclude rule of `[ganglia]` and `[pcp]`.
+fn selects(include: &[glob::Pattern], exclude: &[glob::Pattern], name: &str) -> bool {
+    (include.is_empty() || include.iter().any(|p| p.matches(name)))
+        && !exclude.iter().any(|p| p.matches(name))
 }
 
 /// The `[os]` section.
@@ -150,8 +167,7 @@ pub struct PcpConfig {
 impl PcpConfig {
     /// Whether metric `name` is selected.
     pub fn selects(&self, name: &str) -> bool {
-        (self.include.is_empty() || self.include.iter().any(|p| p.matches(name)))
-            && !self.exclude.iter().any(|p| p.matches(name))
+        selects(&self.include, &self.exclude, name)
     }
 }
 
@@ -304,6 +320,10 @@ struct RawGanglia {
     files: BTreeMap<String, RawGangliaFile>,
     #[serde(default)]
     metrics: BTreeMap<String, RawDisplay>,
+    #[serde(default)]
+    include: Vec<Spanned<String>>,
+    #[serde(default)]
+    exclude: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -633,6 +653,14 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
     for (m, d) in &raw.ganglia.metrics {
         metrics.insert(m.clone(), display(d)?);
     }
+    let patterns = |list: &[Spanned<String>]| -> Result<Vec<glob::Pattern>> {
+        list.iter()
+            .map(|p| {
+                glob::Pattern::new(p.get_ref())
+                    .map_err(|e| at(p.span().start, format!("pattern `{}`: {e}", p.get_ref())))
+            })
+            .collect()
+    };
     let ganglia = GangliaConfig {
         defaults: GangliaFile {
             collector: raw.ganglia.collector.clone(),
@@ -653,6 +681,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
             })
             .collect(),
         metrics,
+        include: patterns(&raw.ganglia.include)?,
+        exclude: patterns(&raw.ganglia.exclude)?,
     };
     let os = OsConfig {
         state_name: raw
@@ -777,14 +807,6 @@ pub fn parse(text: &str, origin: &str) -> Result<Hierarchy> {
         values: deck_values,
     };
 
-    let patterns = |list: &[Spanned<String>]| -> Result<Vec<glob::Pattern>> {
-        list.iter()
-            .map(|p| {
-                glob::Pattern::new(p.get_ref())
-                    .map_err(|e| at(p.span().start, format!("pattern `{}`: {e}", p.get_ref())))
-            })
-            .collect()
-    };
     let mut pcp_metrics = HashMap::new();
     for (m, d) in &raw.pcp.metrics {
         pcp_metrics.insert(m.clone(), display(d)?);

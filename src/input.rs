@@ -198,6 +198,14 @@ impl Stream {
     }
 }
 
+/// Bytes handed out by every [`Reader`] so far, for the progress bar.
+static BYTES_READ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Bytes read from inputs so far (all passes of all sources).
+pub fn bytes_read() -> u64 {
+    BYTES_READ.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A reader of one input, from its start.
 pub enum Reader {
     /// A regular file.
@@ -213,6 +221,14 @@ pub enum Reader {
 
 impl Read for Reader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.read_inner(buf)?;
+        BYTES_READ.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl Reader {
+    fn read_inner(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Reader::File(f) => f.read(buf),
             Reader::Stream { stream, pos } => {

@@ -20,5 +20,6 @@ pub mod output;
 pub mod paje;
 pub mod registry;
 pub mod run;
+pub mod sniff;
 pub mod source;
 pub mod summary;

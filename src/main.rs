@@ -29,6 +29,21 @@ fn run() -> Result<ExitCode, Error> {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
+            // A file named without its option: say which option reads it.
+            use clap::error::{ContextKind, ContextValue};
+            let word = [ContextKind::InvalidSubcommand, ContextKind::InvalidArg]
+                .into_iter()
+                .find_map(|k| match e.get(k) {
+                    Some(ContextValue::String(s)) => Some(s.clone()),
+                    _ => None,
+                });
+            if let Some(advice) = word
+                .map(std::path::PathBuf::from)
+                .filter(|p| p.is_file())
+                .and_then(|p| integrador::sniff::without_option(&p))
+            {
+                return Err(Error::usage(advice));
+            }
             // clap prints help and version itself (exit 0) and usage
             // errors with their own hint (exit 2).
             let _ = e.print();

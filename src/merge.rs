@@ -72,6 +72,11 @@ impl Merge {
 
     /// The next event in (time, source, sequence) order.
     pub fn next_event(&mut self, reg: &mut Registry) -> Result<Option<Event>> {
+        Ok(self.next(reg)?.map(|(_, e)| e))
+    }
+
+    /// The next event and the index of the source it came from.
+    pub fn next(&mut self, reg: &mut Registry) -> Result<Option<(usize, Event)>> {
         let Some(mut top) = self.heap.peek_mut() else {
             return Ok(None);
         };
@@ -90,7 +95,7 @@ impl Merge {
                 PeekMut::pop(top);
             }
         }
-        Ok(Some(event))
+        Ok(Some((i, event)))
     }
 
     /// The sources, for their counts.

@@ -127,6 +127,42 @@ pub struct Registry {
     pub warnings: Vec<String>,
 }
 
+/// Compares names as people sort them: runs of digits by their value, so
+/// `node2` < `node10`; equal by that rule, by their bytes.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(p), Some(q)) if p.is_ascii_digit() && q.is_ascii_digit() => {
+                let run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (m, n) = (run(x), run(y));
+                let trim = |s: &[u8]| {
+                    let z = s.iter().take_while(|&&c| c == b'0').count();
+                    s[z..].to_vec()
+                };
+                let (u, v) = (trim(&x[..m]), trim(&y[..n]));
+                let by_value = u.len().cmp(&v.len()).then_with(|| u.cmp(&v));
+                if by_value != Ordering::Equal {
+                    return by_value;
+                }
+                x = &x[m..];
+                y = &y[n..];
+            }
+            (Some(p), Some(q)) => {
+                if p != q {
+                    return p.cmp(q);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
+}
+
 /// Default colors of variable types without one, cycled in order of
 /// registration so the same inputs give the same colors.
 const PALETTE: [&str; 8] = [
@@ -388,6 +424,21 @@ impl Registry {
         id
     }
 
+    /// The containers registered so far in the order their rows should
+    /// show: Machines in natural order of their names (node2 before
+    /// node10), then every other container in registration order (the
+    /// ranks of an MPI log are registered 0..n). Called when the sources
+    /// are open, it covers the members they tell up front.
+    pub fn up_front_order(&self) -> Vec<ContainerId> {
+        let machine = self.level_type(Role::Machine);
+        let ids = (0..self.containers.len() as u32).map(ContainerId);
+        let (mut machines, rest): (Vec<ContainerId>, Vec<ContainerId>) =
+            ids.partition(|&c| Some(self.container(c).ty) == machine);
+        machines.sort_by(|&a, &b| natural_cmp(&self.container(a).name, &self.container(b).name));
+        machines.extend(rest);
+        machines
+    }
+
     /// The Cluster container a machine sits in, if the hierarchy has one.
     pub fn cluster_of_machine(&self, machine: ContainerId) -> Option<&str> {
         let parent = self.container(machine).parent?;
@@ -515,6 +566,22 @@ impl Registry {
         self.sub_type(parent, TypeKind::Variable, key, display)
     }
 
+    /// A variable type beside `ty` for the series of another source,
+    /// named `NAME (label)`: two sources setting one variable of one
+    /// container would interleave their values in one row.
+    pub fn variable_variant(&mut self, ty: TypeId, label: &str) -> TypeId {
+        let def = self.type_def(ty).clone();
+        let parent = def.parent.unwrap_or(TypeId(0));
+        // A key no metric name has (a control character), so a variant
+        // never meets a real metric.
+        let key = format!("{}\u{1f}{label}", def.name);
+        let display = Display {
+            name: Some(format!("{} ({label})", def.name)),
+            color: def.color.as_deref().map(str::to_string),
+        };
+        self.sub_type(parent, TypeKind::Variable, &key, Some(&display))
+    }
+
     /// The type `key` of `kind` under `parent`, if it was made.
     pub fn find_sub_type(&self, parent: TypeId, kind: TypeKind, key: &str) -> Option<TypeId> {
         self.sub_types.get(&(parent, kind))?.get(key).copied()
@@ -583,6 +650,13 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn natural_order_reads_numbers_as_numbers() {
+        let mut v = vec!["node10", "node2", "node01", "athlon02", "node1"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["athlon02", "node01", "node1", "node2", "node10"]);
+    }
 
     #[test]
     fn short_and_long_names_are_one_machine() {

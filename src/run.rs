@@ -17,10 +17,12 @@ use crate::error::{Error, Result};
 use crate::hierarchy::Hierarchy;
 use crate::input;
 use crate::merge::Merge;
+use crate::model::{ContainerId, Event, Op, TypeId};
 use crate::output::Target;
 use crate::paje::writer::{PajeWriter, WriteStats};
 use crate::registry::Registry;
 use crate::source::{EventSource, SourceStats};
+use std::collections::HashMap;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -115,6 +117,43 @@ fn named_inputs<'a>(
     out
 }
 
+/// A directory where an option reads files is advice, not a read error.
+/// Only metadata is looked at: a pipe is not touched.
+fn refuse_directories(cfg: &Config) -> Result<()> {
+    let lists = [
+        ("-deck", &cfg.deck, "*.rst"),
+        ("-mpi", &cfg.mpi, "*.clog2"),
+        ("-os", &cfg.os, "*"),
+        ("-pcp", &cfg.pcp, "*"),
+    ];
+    for (option, paths, pattern) in lists {
+        if let Some(dir) = paths.iter().find(|p| p.is_dir()) {
+            return Err(Error::usage(format!(
+                "{} (under {option}) is a directory: give the files in it, e.g. {option} '{}/{pattern}'",
+                dir.display(),
+                dir.display().to_string().trim_end_matches('/')
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Looks at the start of every input file before any is decoded: one that
+/// is plainly another option's format gets advice (`sniff`) instead of the
+/// parse error its option's reader would give.
+fn sniff_inputs(inputs: &[(&'static str, &Path)]) -> Result<()> {
+    for &(option, path) in inputs {
+        let looked_at = ["-deck", "-mpi", "-os", "-ganglia", "-pcp", "-sync"];
+        // Archive base names and Ganglia directories are no files; a
+        // missing file is reported by its reader.
+        if !looked_at.contains(&option) || path.is_dir() || !path.exists() {
+            continue;
+        }
+        crate::sniff::check(option, path, &head(path)?)?;
+    }
+    Ok(())
+}
+
 /// The files of the `-ganglia` arguments: directories hold snapshot
 /// series or gmetad's tree of RRD dumps.
 fn ganglia_files(cfg: &Config) -> Result<Vec<PathBuf>> {
@@ -157,6 +196,8 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     let target = Target::resolve(&cfg.output)?;
     // Directories and archives are listed once, here: their files are
     // inputs the output must not be, and the sources read them below.
+    cfg.refuse_missing_files()?;
+    refuse_directories(cfg)?;
     let ganglia_files = ganglia_files(cfg)?;
     if let Some(p) = cfg.pcp.iter().find(|p| input::is_read_once(p)) {
         return Err(Error::in_file(
@@ -168,6 +209,8 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     let inputs = named_inputs(cfg, &ganglia_files, &archives);
     target.refuse_inputs(inputs.iter().copied())?;
     let _streams = input::Scope::enter(inputs.iter().map(|(_, p)| *p));
+    sniff_inputs(&inputs)?;
+    let input_bytes = Progress::total(&inputs);
     // Created now so that an unwritable place fails before the work; the
     // temporary file is removed on any error or ending signal.
     let sink = target.create()?;
@@ -183,12 +226,22 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     let sync = open_sync(cfg, &hierarchy)?;
     let mut reg = Registry::new(hierarchy);
     let mut clocks: Vec<ClockUse> = Vec::new();
-    let mut asked: std::collections::HashSet<String> = std::collections::HashSet::new();
+    // Hosts whose clock was asked for, by identity key: two names of one
+    // host (node01, node01.cluster.example) are reported once.
+    let mut asked = crate::identity::KeyIndex::default();
     let identity = reg.hierarchy.identity.clone();
     let mut clock_of = |host: &str| -> Option<ClockMap> {
         let sync = sync.as_ref()?;
         let found = sync.lookup(host, &identity);
-        if asked.insert(host.to_string()) {
+        let known = identity
+            .keys(host)
+            .flat_map(|k| asked.get(k))
+            .any(|&i| identity.same(host, &clocks[i as usize].host));
+        if !known {
+            let at = clocks.len() as u32;
+            for k in identity.keys(host) {
+                asked.insert(k.into(), at);
+            }
             let map = found.map(|(m, name, lines)| (name.to_string(), m, lines));
             clocks.push(ClockUse {
                 host: host.to_string(),
@@ -368,14 +421,10 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     // data fills a viewer's axis (a whole second squashed short runs).
     let origin = first.div_euclid(1_000_000) * 1_000_000;
 
-    let progress = (!cfg.quiet && io::stderr().is_terminal()).then(|| {
-        let pb = indicatif::ProgressBar::new_spinner();
-        pb.set_message("integrating");
-        pb
-    });
+    let progress = (!cfg.quiet && io::stderr().is_terminal()).then(|| Progress::new(input_bytes));
 
     let out = BufWriter::with_capacity(1 << 18, sink);
-    let (out, written) = match write_all(
+    let (out, written, series_notes) = match write_all(
         &mut merge,
         &mut reg,
         out,
@@ -401,8 +450,8 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         )
     })?;
     sink.commit(&target_name)?;
-    if let Some(pb) = progress {
-        pb.finish_and_clear();
+    if let Some(p) = progress {
+        p.bar.finish_and_clear();
     }
 
     // The summary shows a few hosts; a run with a million keeps no copy.
@@ -420,14 +469,35 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         .collect();
     let mut warnings = reg.hierarchy.warnings.clone();
     warnings.extend(reg.warnings.iter().cloned());
+    warnings.extend(series_notes);
     if written.skipped_pops > 0 {
         warnings.push(format!(
             "{} state end(s) had no open state in time order (a damaged or reordered input) and were left out",
             written.skipped_pops
         ));
     }
+    let sources: Vec<SourceStats> = merge.sources().iter().map(|s| s.stats().clone()).collect();
+    warnings.extend(span_warnings(&sources));
+    if let (Some(table), Some(path)) = (&sync, &cfg.sync) {
+        let corrects = |c: &ClockUse| {
+            c.map
+                .as_ref()
+                .is_some_and(|(_, m, _)| !matches!(m, ClockMap::Identity))
+        };
+        if !clocks.iter().any(corrects) {
+            let theirs: Vec<&str> = table.hosts.iter().take(4).map(|h| &*h.host).collect();
+            let ours: Vec<&str> = clocks.iter().take(4).map(|c| c.host.as_str()).collect();
+            warnings.push(format!(
+                "{} corrects no clock of this run: it measures {} against {}, the inputs were stamped by {}",
+                path.display(),
+                if theirs.is_empty() { "no host".to_string() } else { theirs.join(", ") },
+                table.reference,
+                if ours.is_empty() { "no named host".to_string() } else { ours.join(", ") }
+            ));
+        }
+    }
     Ok(RunReport {
-        sources: merge.sources().iter().map(|s| s.stats().clone()).collect(),
+        sources,
         written,
         origin,
         hosts,
@@ -459,25 +529,238 @@ fn io_error(e: WriteError, what: &str, partial: bool) -> Error {
     }
 }
 
+/// Keeps the value series of different sources apart. Two sources that
+/// set the same variable of the same container (two PCP archives of one
+/// host, a Ganglia recording and its XML snapshots) would interleave
+/// their values in one row; the second source gets its own variable type,
+/// named after its file, and a note says so.
+#[derive(Default)]
+struct Series {
+    /// The source that first set each (container, variable type).
+    owner: HashMap<(ContainerId, TypeId), usize>,
+    /// The type given to another source's series of a type.
+    variant: HashMap<(TypeId, usize), TypeId>,
+    /// Per (first source, second source): how many series were split, and
+    /// the first of them as an example, in order of discovery.
+    clashes: Vec<((usize, usize), u64, String)>,
+}
+
+impl Series {
+    fn keep_apart(
+        &mut self,
+        reg: &mut Registry,
+        source: usize,
+        ev: &mut Event,
+        label: &dyn Fn(usize) -> String,
+    ) {
+        let Op::SetVariable { container, ty, .. } = &mut ev.op else {
+            return;
+        };
+        let owner = *self.owner.entry((*container, *ty)).or_insert(source);
+        if owner == source {
+            return;
+        }
+        let original = *ty;
+        *ty = match self.variant.get(&(original, source)) {
+            Some(&t) => t,
+            None => {
+                let t = reg.variable_variant(original, &label(source));
+                self.variant.insert((original, source), t);
+                t
+            }
+        };
+        // The variant is this source's own from now on.
+        if self.owner.insert((*container, *ty), source).is_none() {
+            let pair = (owner, source);
+            match self.clashes.iter_mut().find(|c| c.0 == pair) {
+                Some(c) => c.1 += 1,
+                None => {
+                    let example = format!(
+                        "`{}` of {} is also `{}`",
+                        reg.type_def(original).name,
+                        reg.container(*container).name,
+                        reg.type_def(*ty).name
+                    );
+                    self.clashes.push((pair, 1, example));
+                }
+            }
+        }
+    }
+
+    fn notes(&self, label: &dyn Fn(usize) -> String) -> Vec<String> {
+        self.clashes
+            .iter()
+            .map(|((a, b), n, example)| {
+                format!(
+                    "{} and {} set the same {n} variable(s) of the same containers: kept apart, named after {} ({example})",
+                    label(*a),
+                    label(*b),
+                    label(*b)
+                )
+            })
+            .collect()
+    }
+}
+
+/// The progress line on a terminal: bytes of the inputs read of their
+/// total, percent and time left; a spinner with the event count when a
+/// total is unknown (a pipe).
+struct Progress {
+    bar: indicatif::ProgressBar,
+    /// Bytes read before the merge (first passes, headers).
+    start: u64,
+    known: bool,
+}
+
+impl Progress {
+    /// Total size of the sources' files; `None` when one is a pipe.
+    fn total(inputs: &[(&'static str, &Path)]) -> Option<u64> {
+        let sources = ["-deck", "-mpi", "-os", "-ganglia", "-pcp"];
+        let mut total = Some(0u64);
+        let mut seen = std::collections::HashSet::new();
+        for (option, p) in inputs {
+            // A Ganglia file is listed as given and among its directory's.
+            if !sources.contains(option) || p.is_dir() || !p.exists() || !seen.insert(*p) {
+                continue;
+            }
+            let size = (!input::is_read_once(p))
+                .then(|| std::fs::metadata(p).ok().map(|m| m.len()))
+                .flatten();
+            total = total.zip(size).map(|(t, s)| t + s);
+        }
+        total
+    }
+
+    fn new(total: Option<u64>) -> Progress {
+        let (bar, known) = match total {
+            Some(t) if t > 0 => {
+                let bar = indicatif::ProgressBar::new(t);
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{bar:30} {bytes}/{total_bytes} {percent}%, {eta} left, {msg}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                (bar, true)
+            }
+            _ => (indicatif::ProgressBar::new_spinner(), false),
+        };
+        Progress {
+            bar,
+            start: input::bytes_read(),
+            known,
+        }
+    }
+
+    fn show(&self, events: u64) {
+        if self.known {
+            let done = input::bytes_read().saturating_sub(self.start);
+            self.bar
+                .set_position(done.min(self.bar.length().unwrap_or(done)));
+        } else {
+            self.bar.tick();
+        }
+        self.bar.set_message(format!("{events} events"));
+    }
+}
+
+/// Times before this are no monitoring data of ours (1990-01-01).
+const PLAUSIBLE_START_NS: i64 = 631_152_000 * 1_000_000_000;
+/// A source this far from all the others was probably not recorded with them.
+const FAR_APART_NS: i64 = 3_600 * 1_000_000_000;
+
+/// Sources whose times are implausible (before 1990: a stray sample at
+/// epoch 5 would set T0 in 1970) or more than an hour away from every
+/// other source's (inputs of different days merged by mistake).
+fn span_warnings(sources: &[SourceStats]) -> Vec<String> {
+    let name = |s: &SourceStats| {
+        s.path.file_name().map_or_else(
+            || s.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    let when = |ns: i64| {
+        chrono::DateTime::from_timestamp(ns.div_euclid(1_000_000_000), 0).map_or_else(
+            || format!("{ns} ns"),
+            |d| d.format("%Y-%m-%d %H:%M:%S").to_string(),
+        )
+    };
+    let mut out = Vec::new();
+    for (i, s) in sources.iter().enumerate() {
+        let Some((a, b)) = s.span else { continue };
+        if a < PLAUSIBLE_START_NS {
+            out.push(format!(
+                "{}: its times start at {} UTC, before 1990: a wrong clock or a stray record (T0 follows the earliest time)",
+                name(s),
+                when(a)
+            ));
+            continue;
+        }
+        let others = sources
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .filter_map(|(_, o)| o.span)
+            .fold(None, |h: Option<(i64, i64)>, (x, y)| {
+                Some(h.map_or((x, y), |(p, q)| (p.min(x), q.max(y))))
+            });
+        if let Some((x, y)) = others {
+            let gap = (x.saturating_sub(b)).max(a.saturating_sub(y));
+            if gap > FAR_APART_NS {
+                out.push(format!(
+                    "{}: its times ({} to {} UTC) are {} h away from the other inputs' ({} to {} UTC): recorded at another time?",
+                    name(s),
+                    when(a),
+                    when(b),
+                    gap / FAR_APART_NS,
+                    when(x),
+                    when(y)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A source's file name, for notes.
+fn source_label(merge: &Merge, i: usize) -> String {
+    merge.sources().get(i).map_or_else(String::new, |s| {
+        let p = &s.stats().path;
+        p.file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    })
+}
+
 fn write_all<W: Write>(
     merge: &mut Merge,
     reg: &mut Registry,
     out: W,
     origin: i64,
     absolute: bool,
-    progress: Option<&indicatif::ProgressBar>,
-) -> std::result::Result<(W, WriteStats), WriteError> {
+    progress: Option<&Progress>,
+) -> std::result::Result<(W, WriteStats, Vec<String>), WriteError> {
     let mut writer = PajeWriter::new(out, origin, absolute).map_err(WriteError::Io)?;
+    // What the sources told up front gets its rows in natural order.
+    let order = reg.up_front_order();
+    writer
+        .create_in_order(reg, &order, origin)
+        .map_err(WriteError::Io)?;
     let mut n: u64 = 0;
-    while let Some(ev) = merge.next_event(reg).map_err(WriteError::Input)? {
+    let mut series = Series::default();
+    while let Some((source, mut ev)) = merge.next(reg).map_err(WriteError::Input)? {
+        let label = |i: usize| source_label(merge, i);
+        series.keep_apart(reg, source, &mut ev, &label);
         writer.write_event(reg, &ev).map_err(WriteError::Io)?;
         n += 1;
-        if n % (1 << 16) == 0 {
-            if let Some(pb) = progress {
-                pb.set_message(format!("{n} events"));
-                pb.tick();
+        if n % (1 << 14) == 0 {
+            if let Some(p) = progress {
+                p.show(n);
             }
         }
     }
-    writer.finish(reg).map_err(WriteError::Io)
+    let (out, stats) = writer.finish(reg).map_err(WriteError::Io)?;
+    let notes = series.notes(&|i| source_label(merge, i));
+    Ok((out, stats, notes))
 }

@@ -41,6 +41,8 @@ pub struct SourceStats {
     /// middle, a last line without its newline, an empty file): printed
     /// as warnings even with `-q`.
     pub damage: Vec<String>,
+    /// First and last event time, on the reference clock (ns).
+    pub span: Option<(i64, i64)>,
 }
 
 impl SourceStats {
@@ -153,10 +155,12 @@ impl<C: Converter> EventSource for Converted<C> {
             };
             if let Some((time, op)) = ready {
                 t.stats.events += 1;
-                return Ok(Some(Event {
-                    time: t.clock.map(time),
-                    op,
-                }));
+                let time = t.clock.map(time);
+                t.stats.span = Some(match t.stats.span {
+                    None => (time, time),
+                    Some((a, b)) => (a.min(time), b.max(time)),
+                });
+                return Ok(Some(Event { time, op }));
             }
             if self.done {
                 t.stats.reordered = t.reorder.reordered;

@@ -16,6 +16,17 @@ fn epoch_text(ns: i64) -> String {
         })
 }
 
+/// A span in ns as seconds with milliseconds.
+fn offset_text(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    format!(
+        "{sign}{}.{:03}",
+        a / 1_000_000_000,
+        a % 1_000_000_000 / 1_000_000
+    )
+}
+
 /// Epoch nanoseconds as seconds with the millisecond T0 is floored to.
 fn seconds_text(ns: i64) -> String {
     format!(
@@ -58,10 +69,10 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
     };
     writeln!(
         out,
-        "integrador: wrote {target}: {} events, {} containers, {} lines; T0 = {}{}",
+        "integrador: wrote {target}: {} events ({} from the inputs, the rest definitions and containers), {} containers; T0 = {}{}",
+        r.written.event_lines(),
         r.written.events,
         r.written.containers,
-        r.written.lines,
         seconds_text(r.origin),
         epoch_text(r.origin)
     )?;
@@ -86,6 +97,14 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
         }
         if s.warnings > 0 {
             write!(out, ", {} warnings", s.warnings)?;
+        }
+        if let Some((a, b)) = s.span {
+            write!(
+                out,
+                ", {} to {} s after T0",
+                offset_text(a - r.origin),
+                offset_text(b - r.origin)
+            )?;
         }
         writeln!(out)?;
         rows(out, &s.notes, |out, n| writeln!(out, "      {n}"))
@@ -118,7 +137,7 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
                 let Some((name, map, lines)) = &c.map else {
                     return Ok(());
                 };
-                let offset = map.offset_at(r.origin) as f64 / 1e9;
+                let offset = map.offset_at_reference(r.origin) as f64 / 1e9;
                 writeln!(
                     out,
                     "    {}{}: offset {offset:+.6} s at T0, drift {:+.3} ppm, {lines} sync line(s)",

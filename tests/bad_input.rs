@@ -111,8 +111,111 @@ fn missing_file() {
         d.path(),
         &["-ganglia", "/nonexistent/ganglia.traced"],
         1,
-        &["/nonexistent/ganglia.traced: No such file"],
+        &["-ganglia /nonexistent/ganglia.traced: no such file or directory"],
     );
+    fails(
+        d.path(),
+        &[
+            "-ganglia",
+            &traced_example(),
+            "-sync",
+            "/nonexistent/timesync",
+        ],
+        1,
+        &["-sync /nonexistent/timesync: no such file"],
+    );
+}
+
+fn traced_example() -> String {
+    root()
+        .join("examples/grid/domain-a.traced")
+        .display()
+        .to_string()
+}
+
+/// A file under the wrong option gets advice naming the option that
+/// reads it, not its wrong reader's parse error; so does a directory, and
+/// a file given without an option. Nothing is written.
+#[test]
+fn wrong_format_gets_advice() {
+    let d = tempdir();
+    let ex = |f: &str| root().join("examples").join(f).display().to_string();
+    let data = |f: &str| fixture(f).display().to_string();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["-ganglia".into(), ex("pingpong-localhost/mpi_pingpong.clog2")],
+            "is an MPE log, not Ganglia data: give it with -mpi",
+        ),
+        (
+            vec!["-os".into(), ex("pingpong-localhost/pcp/vm.0")],
+            "is a file of a PCP archive, not a kernel scheduler trace: give the archive with -pcp",
+        ),
+        (
+            vec!["-os".into(), data("scenarios/pingpong-localhost/sched/trace.dat")],
+            "is a trace-cmd binary file (trace.dat), not a kernel scheduler trace: run `trace-cmd report -i",
+        ),
+        (
+            vec!["-ganglia".into(), data("sched/pingpong-pipe/perf.data")],
+            "is a perf binary file (perf.data), not Ganglia data: run `perf script -i",
+        ),
+        (
+            vec!["-pcp".into(), data("pcp/multihost")],
+            "(under -pcp) is a directory: give the files in it, e.g. -pcp '",
+        ),
+        (
+            vec!["-deck".into(), ex("deck/threads")],
+            "(under -deck) is a directory: give the files in it, e.g. -deck '",
+        ),
+        (
+            vec!["-pcp".into(), ex("pingpong-localhost/mpi_pingpong.clog2")],
+            "is an MPE log, not a PCP archive: give it with -mpi",
+        ),
+        (
+            vec!["-ganglia".into(), ex("pingpong-localhost/vm.os")],
+            "is a kernel .os recording, not Ganglia data: give it with -os",
+        ),
+        (
+            vec!["-os".into(), ex("pingpong-localhost/ganglia.traced")],
+            "is a Ganglia .traced recording, not a kernel scheduler trace: give it with -ganglia",
+        ),
+        (
+            vec!["-ganglia".into(), ex("grid/timesync")],
+            "is a clock-sync file (rastro_timesync), not Ganglia data: give it with -sync",
+        ),
+        (
+            vec!["-sync".into(), ex("grid/domain-a.traced"), "-ganglia".into(), ex("grid/domain-a.traced")],
+            "is a Ganglia .traced recording, not a clock-sync file: give it with -ganglia",
+        ),
+        (
+            vec!["-mpi".into(), ex("deck/threads/rastro-0-0.rst"), "-mpinodes".into(), ex("pingpong-localhost/mpi.nodes")],
+            "is a libRastro trace, not an MPE log: give it with -deck",
+        ),
+        (
+            vec![ex("pingpong-localhost/mpi_pingpong.clog2")],
+            "is an MPE log given without an option: give it with -mpi",
+        ),
+    ];
+    for (args, want) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        fails(d.path(), &args, 2, &[want]);
+    }
+}
+
+/// A path that exists is taken as it is, even with glob characters.
+#[test]
+fn an_existing_path_with_glob_characters_is_literal() {
+    let d = tempdir();
+    let f = d.path().join("run[1].traced");
+    std::fs::copy(traced_example(), &f).unwrap();
+    let out = d.path().join("o.paje");
+    let o = integrador(&[
+        "-q",
+        "-ganglia",
+        f.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
@@ -268,12 +371,20 @@ fn option_problems() {
         2,
         &["--boot-epoch `soon`"],
     );
-    // Forcing ftrace on a file that is not names the file and line.
+    // Forcing ftrace on a file of another option's format gets advice;
+    // on one of no known format, the file and line.
     fails(
         d.path(),
         &["-os", &g, "--os-format", "ftrace"],
+        2,
+        &["g.traced (under -os) is a Ganglia .traced recording"],
+    );
+    let junk = write(d.path(), "junk.txt", "hello there\n");
+    fails(
+        d.path(),
+        &["-os", &junk, "--os-format", "ftrace"],
         1,
-        &["g.traced: line 1: no `[cpu]` column"],
+        &["junk.txt: line 1: no `[cpu]` column"],
     );
     // Forcing a format on a file of another names the file.
     fails(
@@ -293,8 +404,21 @@ fn option_problems() {
 fn mpi_input_problems() {
     let d = tempdir();
     let g = write(d.path(), "g.traced", "1795264448 cpu_user node01 1.5\n");
-    // A file that is no MPE log.
-    fails(d.path(), &["-mpi", &g], 1, &["g.traced: not an MPE log"]);
+    // A file of another option's format gets advice; one of no known
+    // format, its reader's message.
+    fails(
+        d.path(),
+        &["-mpi", &g],
+        2,
+        &["g.traced (under -mpi) is a Ganglia .traced recording"],
+    );
+    let junk = write(d.path(), "junk.clog2", "hello\n");
+    fails(
+        d.path(),
+        &["-mpi", &junk],
+        1,
+        &["junk.clog2: not an MPE log"],
+    );
     // A missing log.
     fails(d.path(), &["-mpi", "nope.clog2"], 1, &["nope.clog2"]);
     // A bad nodes file names its line.

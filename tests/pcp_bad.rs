@@ -64,7 +64,7 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<u8>, String)> {
     let third_len = vr[4] - vr[3];
     vec![
         ("bad-magic", "0", set_u32(vol.clone(), 4, 0x5005_2609), "byte 0: not a PCP archive file: archive version 9, expected 2 or 3".into()),
-        ("not-pcp", "meta", b"%EventDef PajeDefineContainerType 0\n".to_vec(), "byte 0: not a PCP archive file".into()),
+        ("not-pcp", "meta", b"just some words, not an archive\n".to_vec(), "byte 0: not a PCP archive file".into()),
         (
             "trailer-mismatch",
             "0",

@@ -25,6 +25,8 @@ use std::path::{Path, PathBuf};
 struct Metrics {
     machine_type: TypeId,
     last_host: Option<(String, ContainerId)>,
+    /// Samples of metrics the hierarchy's include/exclude leaves out.
+    left_out: u64,
 }
 
 impl Metrics {
@@ -35,6 +37,7 @@ impl Metrics {
         Ok(Metrics {
             machine_type,
             last_host: None,
+            left_out: 0,
         })
     }
 
@@ -45,7 +48,11 @@ impl Metrics {
         cluster: Option<&str>,
         metric: &str,
         value: f64,
-    ) -> Op {
+    ) -> Option<Op> {
+        if !reg.hierarchy.ganglia.selects(metric) {
+            self.left_out += 1;
+            return None;
+        }
         let machine = match &self.last_host {
             Some((h, m)) if h == host => *m,
             _ => {
@@ -61,10 +68,20 @@ impl Metrics {
                 reg.variable_type(self.machine_type, metric, display.as_ref())
             }
         };
-        Op::SetVariable {
+        Some(Op::SetVariable {
             container: machine,
             ty,
             value,
+        })
+    }
+
+    /// The summary's note of what include/exclude left out.
+    fn note(&self, stats: &mut SourceStats) {
+        if self.left_out > 0 {
+            stats.notes.push(format!(
+                "{} sample(s) of metrics left out by the hierarchy's [ganglia] include/exclude",
+                self.left_out
+            ));
         }
     }
 }
@@ -132,7 +149,7 @@ impl TracedSource {
         ))
     }
 
-    fn convert(&mut self, reg: &mut Registry) -> Op {
+    fn convert(&mut self, reg: &mut Registry) -> Option<Op> {
         let s = &self.sample;
         self.metrics
             .op(reg, &s.host, self.cluster.as_deref(), &s.metric, s.value)
@@ -151,10 +168,12 @@ impl Converter for TracedSource {
                 self.reader.cut_line(),
                 "no sample in this recording",
             );
+            self.metrics.note(&mut out.stats);
             return Ok(false);
         }
-        let op = self.convert(reg);
-        out.push(self.sample.line, self.sample.time_ns, op)?;
+        if let Some(op) = self.convert(reg) {
+            out.push(self.sample.line, self.sample.time_ns, op)?;
+        }
         Ok(true)
     }
 }
@@ -438,6 +457,7 @@ impl Converter for XmlSource {
             }
             out.stats.notes.extend(notes);
             out.stats.damage.append(&mut self.damage);
+            self.metrics.note(&mut out.stats);
             return Ok(false);
         }
         let Some(e) = self.batch.get(self.batch_pos) else {
@@ -449,8 +469,9 @@ impl Converter for XmlSource {
             .map(|c| self.names.name(c))
             .or(self.cluster.as_deref());
         let (host, metric) = (self.names.name(e.host), self.names.name(e.metric));
-        let op = self.metrics.op(reg, host, cluster, metric, e.value);
-        out.push(e.offset, e.time.saturating_mul(1_000_000_000), op)?;
+        if let Some(op) = self.metrics.op(reg, host, cluster, metric, e.value) {
+            out.push(e.offset, e.time.saturating_mul(1_000_000_000), op)?;
+        }
         Ok(true)
     }
 }
@@ -506,12 +527,13 @@ impl RrdSource {
 impl Converter for RrdSource {
     fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
         let Some((t, v)) = self.rows.next() else {
+            self.metrics.note(&mut out.stats);
             return Ok(false);
         };
-        let op = self
-            .metrics
-            .op(reg, &self.host, self.cluster.as_deref(), &self.metric, v);
-        out.push(t as u64, t.saturating_mul(1_000_000_000), op)?;
+        let cluster = self.cluster.as_deref();
+        if let Some(op) = self.metrics.op(reg, &self.host, cluster, &self.metric, v) {
+            out.push(t as u64, t.saturating_mul(1_000_000_000), op)?;
+        }
         Ok(true)
     }
 }

@@ -504,6 +504,10 @@ pub fn archives(args: &[PathBuf]) -> Result<(Vec<Archive>, Vec<PathBuf>)> {
     }
     if out.is_empty() {
         if let Some(f) = ignored.first() {
+            // Pipes are refused before this: reading the start is safe.
+            if let Ok(head) = crate::input::head(f, 4096) {
+                crate::sniff::check("-pcp", f, &head)?;
+            }
             return Err(Error::in_file(
                 f,
                 "not a PCP archive file (NAME.meta, NAME.index, NAME.<n>, possibly .xz or .zst) nor an archive base name",

@@ -48,6 +48,11 @@ pub struct Report {
     pub lines: u64,
     /// Event lines replayed.
     pub events: u64,
+    /// Lines whose time is not a number. pj_dump leaves such a time
+    /// uninitialised (it printed 4.65e-310 in one run), so it accepts or
+    /// rejects the trace by chance: the one decision the checker cannot
+    /// take as pj_dump does.
+    pub garbage_times: u64,
 }
 
 /// Findings kept in memory; the counts go on past it.
@@ -541,6 +546,7 @@ impl Checker {
             time = match parse_double(&fields.time) {
                 Some(t) => t,
                 None => {
+                    self.report.garbage_times += 1;
                     self.warn(
                         line,
                         format!(

@@ -171,6 +171,9 @@ const VALUE_PALETTE: [&str; 6] = [
 pub struct WriteStats {
     /// Lines written.
     pub lines: u64,
+    /// Lines of the `%EventDef` header (the rest are event lines, as
+    /// `integrador check` counts them).
+    pub header_lines: u64,
     /// Model events written (not counting declarations).
     pub events: u64,
     /// Containers created.
@@ -188,6 +191,14 @@ pub struct WriteStats {
     /// Pops that found their row's stack empty in time order (a damaged
     /// or reordered input), left out: pj_dump rejects them.
     pub skipped_pops: u64,
+}
+
+impl WriteStats {
+    /// Event lines: every line after the `%EventDef` header, definitions
+    /// and container events included (what `integrador check` counts).
+    pub fn event_lines(&self) -> u64 {
+        self.lines - self.header_lines
+    }
 }
 
 /// The start of the line that records T0: a container type, never used,
@@ -237,6 +248,7 @@ impl<W: Write> PajeWriter<W> {
         }
         out.write_all(&head)?;
         let lines = head.iter().filter(|&&b| b == b'\n').count() as u64;
+        let header = lines - u64::from(!absolute);
         Ok(PajeWriter {
             out,
             origin,
@@ -247,9 +259,24 @@ impl<W: Write> PajeWriter<W> {
             depth: Vec::new(),
             stats: WriteStats {
                 lines,
+                header_lines: header,
                 ..WriteStats::default()
             },
         })
+    }
+
+    /// Creates containers at `time` in the given order, before any event:
+    /// a viewer shows sibling rows in creation order.
+    pub fn create_in_order(
+        &mut self,
+        reg: &mut Registry,
+        order: &[ContainerId],
+        time: i64,
+    ) -> io::Result<()> {
+        for &c in order {
+            self.create_container(reg, c, time)?;
+        }
+        Ok(())
     }
 
     /// Counts so far.
