@@ -320,3 +320,46 @@ fn summary_counts_and_notes_are_right() {
         "{err}"
     );
 }
+
+/// Machines the sources name when they open come in natural order
+/// (node2 before node10), ranks 0..n, whatever order the data has.
+#[test]
+fn rows_come_in_natural_order() {
+    let d = tempdir();
+    let os = root().join("examples/pingpong-localhost/vm.os");
+    let text = std::fs::read_to_string(&os).unwrap();
+    let mut files = Vec::new();
+    for host in ["node10", "node2", "node1"] {
+        let p = d.path().join(format!("{host}.os"));
+        std::fs::write(&p, text.replace("# host vm", &format!("# host {host}"))).unwrap();
+        files.push(p);
+    }
+    let out = d.path().join("o.paje");
+    let mut args = vec!["-q", "-os"];
+    args.extend(files.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["-o", out.to_str().unwrap()]);
+    let o = integrador(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let created: Vec<String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("4 "))
+        .map(|l| paje_fields(l)[4].clone())
+        .filter(|n| n.starts_with("node"))
+        .collect();
+    assert_eq!(created, ["node1", "node2", "node10"]);
+
+    let glob = root().join("examples/deck/threads/*.rst");
+    run_ok(&["-q", "-deck", glob.to_str().unwrap()], &out);
+    let ranks: Vec<String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("4 "))
+        .map(|l| paje_fields(l)[4].clone())
+        .filter(|n| n.contains(" rank "))
+        .collect();
+    assert_eq!(ranks.len(), 3, "{ranks:?}");
+    for (i, r) in ranks.iter().enumerate() {
+        assert!(r.ends_with(&format!(" rank {i}")), "{ranks:?}");
+    }
+}
