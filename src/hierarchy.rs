@@ -205,6 +205,15 @@ pub struct Hierarchy {
 }
 
 impl Hierarchy {
+    /// Files the hierarchy names that a run reads (an event map), with
+    /// what names them: inputs the output must not be.
+    pub fn files(&self) -> Vec<(&'static str, &std::path::Path)> {
+        let map = self.deck.map.as_deref().filter(|m| m.is_file());
+        map.map(|m| ("the hierarchy's [deck] map", m))
+            .into_iter()
+            .collect()
+    }
+
     /// The level index of a role, if the hierarchy has it.
     pub fn level_of(&self, role: Role) -> Option<usize> {
         self.levels.iter().position(|l| l.role == role)

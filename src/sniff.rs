@@ -170,6 +170,23 @@ pub fn check(option: &str, path: &Path, head: &[u8]) -> Result<()> {
     )))
 }
 
+/// Looks at the start of every input file before any is decoded: one that
+/// is plainly another option's format gets advice instead of the parse
+/// error its option's reader would give. `options` are the source kinds'.
+pub fn check_all(inputs: &[(&'static str, std::path::PathBuf)], options: &[&str]) -> Result<()> {
+    for (option, path) in inputs {
+        let looked_at = options.contains(option) || *option == "-sync";
+        // Archive base names and Ganglia directories are no files; a
+        // missing file is reported by its reader.
+        if !looked_at || path.is_dir() || !path.exists() {
+            continue;
+        }
+        let head = crate::input::head(path, 4096).map_err(|e| Error::in_file(path, e))?;
+        check(option, path, &head)?;
+    }
+    Ok(())
+}
+
 /// What an option reads, for a message.
 pub fn expected(option: &str) -> &'static str {
     match option {

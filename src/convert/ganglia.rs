@@ -537,3 +537,112 @@ impl Converter for RrdSource {
         Ok(true)
     }
 }
+
+/// `-ganglia`: `.traced` recordings and RRD dumps one source per file,
+/// XML snapshots one source for the whole series; directories are walked
+/// (snapshot series, gmetad's tree of RRD dumps).
+#[derive(Default)]
+pub struct GangliaKind {
+    files: Vec<PathBuf>,
+}
+
+/// The reorder window of a series of Ganglia XML snapshots: gmond's
+/// largest standard TMAX (boottime, cpu_num: 1200 s). A snapshot reports
+/// each metric as of its TN seconds ago, up to its TMAX: a new host's
+/// samples may be minutes older than the last snapshot's.
+const XML_WINDOW_NS: i64 = 1_200_000_000_000;
+
+/// The files under `dir`, recursively, in name order.
+fn files_below(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| Error::in_file(dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files_below(&p, out)?;
+        } else if p.extension().is_some_and(|x| x == "xml" || x == "traced") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+impl super::SourceKind for GangliaKind {
+    fn option(&self) -> &'static str {
+        "-ganglia"
+    }
+
+    fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
+        for path in &cfg.ganglia {
+            if path.is_dir() {
+                files_below(path, &mut self.files)?;
+            } else {
+                self.files.push(path.clone());
+            }
+        }
+        let mut all = cfg.ganglia.clone();
+        all.extend(self.files.iter().cloned());
+        Ok(all)
+    }
+
+    fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
+        let cfg = cx.cfg;
+        let mut snapshots = Vec::new();
+        for path in &self.files {
+            let format = match cfg.ganglia_format {
+                Some(f) => f,
+                None => integrador_ganglia::detect(&super::head(path)?),
+            };
+            let g = &cx.reg.hierarchy.ganglia;
+            let setup = Setup {
+                collector: cfg
+                    .ganglia_collector
+                    .clone()
+                    .or(g.defaults.collector.clone()),
+                cluster: g.defaults.cluster.clone(),
+                window: cfg.reorder_window,
+            };
+            match format {
+                integrador_ganglia::Format::Xml => snapshots.push(path.clone()),
+                integrador_ganglia::Format::RrdDump => {
+                    let source = RrdSource::open(path, setup, cx.reg, cx.clock_of)?;
+                    cx.sources.push(Box::new(source));
+                }
+                integrador_ganglia::Format::Traced => {
+                    let name = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let per_file = g.files.get(&name);
+                    let collector = per_file
+                        .and_then(|f| f.collector.clone())
+                        .or(setup.collector);
+                    let cluster = per_file.and_then(|f| f.cluster.clone()).or(setup.cluster);
+                    let setup = TracedSetup {
+                        collector: collector.as_deref(),
+                        cluster: cluster.as_deref(),
+                        window: cfg.reorder_window,
+                    };
+                    let source = TracedSource::open(path, setup, cx.reg, cx.clock_of)?;
+                    cx.sources.push(Box::new(source));
+                }
+            }
+        }
+        if !snapshots.is_empty() {
+            let g = &cx.reg.hierarchy.ganglia;
+            let setup = Setup {
+                collector: cfg
+                    .ganglia_collector
+                    .clone()
+                    .or(g.defaults.collector.clone()),
+                cluster: g.defaults.cluster.clone(),
+                window: cfg.reorder_window.max(XML_WINDOW_NS),
+            };
+            let source = XmlSource::open(snapshots, setup, cx.reg, cx.clock_of)?;
+            cx.sources.push(Box::new(source));
+        }
+        Ok(())
+    }
+}

@@ -1,6 +1,8 @@
 //! Converters: records of one decoder crate → model events, following the
 //! thesis' event-mapping tables (appendix C). Each converter is one
-//! [`EventSource`](crate::source::EventSource).
+//! [`EventSource`](crate::source::EventSource); each kind of source
+//! (`-ganglia`, `-pcp`...) is one [`SourceKind`], and [`KINDS`] is the one
+//! list of them.
 
 pub mod ganglia;
 pub mod mpi;
@@ -8,3 +10,73 @@ pub mod os;
 pub mod pcp;
 pub mod rastro;
 pub mod sched;
+
+use crate::cli::Config;
+use crate::clock::ClockMap;
+use crate::error::Result;
+use crate::registry::Registry;
+use crate::source::EventSource;
+use std::path::PathBuf;
+
+/// One kind of source: the files of its option, and how they open.
+///
+/// A run first asks every kind for the files it will read (before any is
+/// read: the output must be none of them, and read-once inputs are spooled
+/// from the start), then opens the kinds in table order.
+pub trait SourceKind {
+    /// The option that names its inputs, as the thesis spells it.
+    fn option(&self) -> &'static str;
+    /// Lists the files it will read (a directory's files, an archive's
+    /// volumes), keeping what it needs to open them.
+    fn list(&mut self, cfg: &Config) -> Result<Vec<PathBuf>>;
+    /// Opens its sources.
+    fn open(&mut self, cx: &mut OpenCx<'_>) -> Result<()>;
+}
+
+/// What a kind opens its sources with, and where they go.
+pub struct OpenCx<'a> {
+    /// The command line.
+    pub cfg: &'a Config,
+    /// The unifier.
+    pub reg: &'a mut Registry,
+    /// The clock map of a host (the sync file's line for it), if any.
+    pub clock_of: &'a mut dyn FnMut(&str) -> Option<ClockMap>,
+    /// The opened sources, in the merge's tie order.
+    pub sources: Vec<Box<dyn EventSource>>,
+    /// Inputs whose clock counts from boot with nothing to place it on
+    /// the wall clock, each with the error that refuses it when other
+    /// inputs are on the wall clock.
+    pub boot_relative: Vec<crate::error::Error>,
+}
+
+/// Every kind of source, in the order the merge breaks ties of equal
+/// times (the README's "Order and determinism"). A new source is a decoder
+/// crate, a module here, and one line in this table.
+pub fn kinds() -> Vec<Box<dyn SourceKind>> {
+    vec![
+        Box::new(rastro::RastroKind),
+        Box::new(mpi::MpiKind),
+        Box::new(sched::KernelKind),
+        Box::new(ganglia::GangliaKind::default()),
+        Box::new(pcp::PcpKind::default()),
+    ]
+}
+
+/// The start of a file, for content detection (kept for its reader when
+/// the input is a pipe).
+pub fn head(path: &std::path::Path) -> Result<Vec<u8>> {
+    crate::input::head(path, 4096).map_err(|e| crate::error::Error::in_file(path, e))
+}
+
+/// A directory where an option reads files is advice, not a read error.
+/// Only metadata is looked at: a pipe is not touched.
+pub fn refuse_directories(option: &str, paths: &[PathBuf], pattern: &str) -> Result<()> {
+    match paths.iter().find(|p| p.is_dir()) {
+        None => Ok(()),
+        Some(dir) => Err(crate::error::Error::usage(format!(
+            "{} (under {option}) is a directory: give the files in it, e.g. {option} '{}/{pattern}'",
+            dir.display(),
+            dir.display().to_string().trim_end_matches('/')
+        ))),
+    }
+}

@@ -1109,3 +1109,32 @@ impl Converter for MpiSource {
         Ok(true)
     }
 }
+
+/// `-mpi`: MPE logs, one source per log, hosts from `-mpinodes`.
+pub struct MpiKind;
+
+impl super::SourceKind for MpiKind {
+    fn option(&self) -> &'static str {
+        "-mpi"
+    }
+
+    fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
+        super::refuse_directories("-mpi", &cfg.mpi, "*.clog2")?;
+        let mut files = cfg.mpi.clone();
+        files.extend(cfg.mpinodes.iter().cloned());
+        Ok(files)
+    }
+
+    fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
+        for path in &cx.cfg.mpi {
+            let setup = MpiSetup {
+                nodes: cx.cfg.mpinodes.as_deref(),
+                start: cx.cfg.mpi_start.or(cx.reg.hierarchy.mpi.start),
+                window: cx.cfg.reorder_window,
+            };
+            let source = MpiSource::open(path, setup, cx.reg, cx.clock_of)?;
+            cx.sources.push(Box::new(source));
+        }
+        Ok(())
+    }
+}

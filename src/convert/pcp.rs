@@ -516,3 +516,56 @@ pub fn archives(args: &[PathBuf]) -> Result<(Vec<Archive>, Vec<PathBuf>)> {
     }
     Ok((out, ignored))
 }
+
+/// `-pcp`: PCP archives, one source per archive; the words may be base
+/// names, any file of an archive, or globs of a directory's files.
+#[derive(Default)]
+pub struct PcpKind {
+    archives: Vec<Archive>,
+    ignored: Vec<PathBuf>,
+}
+
+impl super::SourceKind for PcpKind {
+    fn option(&self) -> &'static str {
+        "-pcp"
+    }
+
+    fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
+        super::refuse_directories("-pcp", &cfg.pcp, "*")?;
+        if let Some(p) = cfg.pcp.iter().find(|p| crate::input::is_read_once(p)) {
+            return Err(Error::in_file(
+                p,
+                "a PCP archive is several files (NAME.meta, NAME.0, ...) read by name: give the archive's files or base name, not a pipe",
+            ));
+        }
+        (self.archives, self.ignored) = archives(&cfg.pcp)?;
+        let mut files = cfg.pcp.clone();
+        for a in &self.archives {
+            files.push(a.meta.clone());
+            files.extend(a.index.iter().cloned());
+            files.extend(a.volumes.iter().map(|v| v.path.clone()));
+        }
+        Ok(files)
+    }
+
+    fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
+        for a in std::mem::take(&mut self.archives) {
+            let source = PcpSource::open(
+                a,
+                cx.cfg.pcp_raw,
+                cx.cfg.reorder_window,
+                cx.reg,
+                cx.clock_of,
+            )?;
+            cx.sources.push(Box::new(source));
+        }
+        if let Some(first) = self.ignored.first() {
+            cx.reg.warnings.push(format!(
+                "-pcp: {} file(s) that belong to no archive left out (e.g. {})",
+                self.ignored.len(),
+                first.display()
+            ));
+        }
+        Ok(())
+    }
+}

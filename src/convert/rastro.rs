@@ -1001,3 +1001,46 @@ impl Converter for RastroSource {
         Ok(true)
     }
 }
+
+/// `-deck`: libRastro traces, one source for all files (merged on
+/// corrected time), decoded by the event map of `--deck-map` or the
+/// hierarchy's `[deck] map`.
+pub struct RastroKind;
+
+impl super::SourceKind for RastroKind {
+    fn option(&self) -> &'static str {
+        "-deck"
+    }
+
+    fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
+        super::refuse_directories("-deck", &cfg.deck, "*.rst")?;
+        let mut files = cfg.deck.clone();
+        // A map given as a file is an input too.
+        files.extend(cfg.deck_map.iter().filter(|m| m.is_file()).cloned());
+        Ok(files)
+    }
+
+    fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
+        if cx.cfg.deck.is_empty() {
+            return Ok(());
+        }
+        let choice = cx
+            .cfg
+            .deck_map
+            .as_deref()
+            .or(cx.reg.hierarchy.deck.map.as_deref());
+        let mut map = crate::eventmap::select(choice)?;
+        for (k, d) in &cx.reg.hierarchy.deck.values {
+            map.values.insert(k.clone(), d.clone());
+        }
+        let source = RastroSource::open(
+            &cx.cfg.deck,
+            map,
+            cx.cfg.reorder_window,
+            cx.reg,
+            cx.clock_of,
+        )?;
+        cx.sources.push(Box::new(source));
+        Ok(())
+    }
+}

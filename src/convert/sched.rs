@@ -405,3 +405,44 @@ impl Converter for SchedSource {
         Ok(true)
     }
 }
+
+/// `-os`: kernel scheduler traces, one source per file: the thesis' `.os`
+/// recordings and ftrace, trace-cmd report and perf script text, told
+/// apart by content unless `--os-format` says.
+pub struct KernelKind;
+
+impl super::SourceKind for KernelKind {
+    fn option(&self) -> &'static str {
+        "-os"
+    }
+
+    fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
+        super::refuse_directories("-os", &cfg.os, "*")?;
+        Ok(cfg.os.clone())
+    }
+
+    fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
+        let window = cx.cfg.reorder_window;
+        for path in &cx.cfg.os {
+            let format = match cx.cfg.os_format {
+                Some(f) => f,
+                None => integrador_sched::detect(&super::head(path)?),
+            };
+            if format == Format::Os {
+                let source = super::os::OsSource::open(path, window, cx.reg, cx.clock_of)?;
+                cx.sources.push(Box::new(source));
+                continue;
+            }
+            let opened =
+                SchedSource::open(path, format, cx.cfg.boot_epoch, window, cx.reg, cx.clock_of)?;
+            if opened.anchor == Anchor::None {
+                cx.boot_relative.push(Error::usage(format!(
+                    "{}: the trace clock counts from boot and the other inputs are on the wall clock: give --boot-epoch EPOCH, set `boot_epoch` in the hierarchy's [os] section, or write an integrador_epoch= marker into the trace (docs/formats.md §6)",
+                    path.display()
+                )));
+            }
+            cx.sources.push(Box::new(opened.source));
+        }
+        Ok(())
+    }
+}

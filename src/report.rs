@@ -1,0 +1,239 @@
+//! What a run reports: the figures and warnings the summary prints, and
+//! the record of which clocks the sources asked for.
+
+use crate::cli::Output;
+use crate::clock::{ClockMap, SyncTable};
+use crate::identity::{HostIdentity, KeyIndex};
+use crate::paje::writer::WriteStats;
+use crate::registry::Registry;
+use crate::source::SourceStats;
+use std::path::Path;
+
+/// A host whose clock a source asked for, and what the sync file said.
+#[derive(Debug, Clone)]
+pub struct ClockUse {
+    /// Host name as the source gave it.
+    pub host: String,
+    /// Its line in the sync file and map, if it has one.
+    pub map: Option<(String, ClockMap, usize)>,
+}
+
+/// Everything the summary reports.
+#[derive(Debug)]
+pub struct RunReport {
+    /// Per source.
+    pub sources: Vec<SourceStats>,
+    /// What was written.
+    pub written: WriteStats,
+    /// T0 in ns.
+    pub origin: i64,
+    /// Host names seen and the Machine each became.
+    /// The first few of them (the summary shows no more).
+    pub hosts: Vec<(String, String, Option<String>)>,
+    /// How many host names were seen in all.
+    pub hosts_total: usize,
+    /// Clocks used.
+    pub clocks: Vec<ClockUse>,
+    /// Sync reference host, if a sync file was given.
+    pub reference: Option<String>,
+    /// Warnings of the hierarchy and the unifier.
+    pub warnings: Vec<String>,
+    /// Where the trace went.
+    pub output: Output,
+}
+
+/// The clocks the sources ask for: each host's map from the sync file,
+/// and a record of every host asked, each machine once whatever names it
+/// was asked by (node01, node01.cluster.example).
+pub struct Clocks<'a> {
+    sync: Option<&'a SyncTable>,
+    identity: HostIdentity,
+    asked: KeyIndex,
+    /// Every host asked, in order.
+    pub used: Vec<ClockUse>,
+}
+
+impl<'a> Clocks<'a> {
+    /// Clocks from `sync`, hosts matched by `identity`.
+    pub fn new(sync: Option<&'a SyncTable>, identity: HostIdentity) -> Clocks<'a> {
+        Clocks {
+            sync,
+            identity,
+            asked: KeyIndex::default(),
+            used: Vec::new(),
+        }
+    }
+
+    /// The map of `host`'s clock, if the sync file has it.
+    pub fn of(&mut self, host: &str) -> Option<ClockMap> {
+        let sync = self.sync?;
+        let found = sync.lookup(host, &self.identity);
+        let ids = &self.identity;
+        let known = ids
+            .keys(host)
+            .flat_map(|k| self.asked.get(k))
+            .any(|&i| ids.same(host, &self.used[i as usize].host));
+        if !known {
+            let at = self.used.len() as u32;
+            for k in ids.keys(host) {
+                self.asked.insert(k.into(), at);
+            }
+            let map = found.map(|(m, name, lines)| (name.to_string(), m, lines));
+            self.used.push(ClockUse {
+                host: host.to_string(),
+                map,
+            });
+        }
+        found.map(|(m, _, _)| m)
+    }
+}
+
+/// The report of a finished run.
+pub struct Finished<'a> {
+    /// The unifier, with its hosts and warnings.
+    pub reg: &'a Registry,
+    /// Each source's counts.
+    pub sources: Vec<SourceStats>,
+    /// The writer's counts.
+    pub written: WriteStats,
+    /// Notes of the writing (series kept apart).
+    pub notes: Vec<String>,
+    /// T0.
+    pub origin: i64,
+    /// The clocks asked for.
+    pub clocks: Vec<ClockUse>,
+    /// The sync table and its file, if any.
+    pub sync: Option<(&'a SyncTable, &'a Path)>,
+    /// The output.
+    pub output: Output,
+}
+
+impl Finished<'_> {
+    /// The report, with every warning a user should read.
+    pub fn report(self) -> RunReport {
+        let reg = self.reg;
+        // The summary shows a few hosts; a run with a million keeps no copy.
+        let hosts = reg
+            .hosts_seen()
+            .iter()
+            .take(crate::summary::MAX_ROWS)
+            .map(|h| {
+                (
+                    h.name.to_string(),
+                    reg.container(h.machine).name.to_string(),
+                    reg.cluster_of_machine(h.machine).map(str::to_string),
+                )
+            })
+            .collect();
+        let mut warnings = reg.hierarchy.warnings.clone();
+        warnings.extend(reg.warnings.iter().cloned());
+        warnings.extend(self.notes);
+        if self.written.skipped_pops > 0 {
+            warnings.push(format!(
+                "{} state end(s) had no open state in time order (a damaged or reordered input) and were left out",
+                self.written.skipped_pops
+            ));
+        }
+        warnings.extend(span_warnings(&self.sources));
+        if let Some((table, path)) = self.sync {
+            warnings.extend(corrects_nothing(table, path, &self.clocks));
+        }
+        RunReport {
+            sources: self.sources,
+            written: self.written,
+            origin: self.origin,
+            hosts,
+            hosts_total: reg.hosts_seen().len(),
+            clocks: self.clocks,
+            reference: self.sync.map(|(t, _)| t.reference.clone()),
+            warnings,
+            output: self.output,
+        }
+    }
+}
+
+/// A warning when the sync file corrects no clock of the run.
+fn corrects_nothing(table: &SyncTable, path: &Path, clocks: &[ClockUse]) -> Option<String> {
+    let corrects = |c: &ClockUse| {
+        c.map
+            .as_ref()
+            .is_some_and(|(_, m, _)| !matches!(m, ClockMap::Identity))
+    };
+    if clocks.iter().any(corrects) {
+        return None;
+    }
+    let theirs: Vec<&str> = table.hosts.iter().take(4).map(|h| &*h.host).collect();
+    let ours: Vec<&str> = clocks.iter().take(4).map(|c| c.host.as_str()).collect();
+    let list = |v: Vec<&str>, none: &str| {
+        if v.is_empty() {
+            none.to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    Some(format!(
+        "{} corrects no clock of this run: it measures {} against {}, the inputs were stamped by {}",
+        path.display(),
+        list(theirs, "no host"),
+        table.reference,
+        list(ours, "no named host")
+    ))
+}
+
+/// Times before this are no monitoring data of ours (1990-01-01).
+const PLAUSIBLE_START_NS: i64 = 631_152_000 * 1_000_000_000;
+/// A source this far from all the others was probably not recorded with them.
+const FAR_APART_NS: i64 = 3_600 * 1_000_000_000;
+
+/// Sources whose times are implausible (before 1990: a stray sample at
+/// epoch 5 would set T0 in 1970) or more than an hour away from every
+/// other source's (inputs of different days merged by mistake).
+fn span_warnings(sources: &[SourceStats]) -> Vec<String> {
+    let name = |s: &SourceStats| {
+        s.path.file_name().map_or_else(
+            || s.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    let when = |ns: i64| {
+        chrono::DateTime::from_timestamp(ns.div_euclid(1_000_000_000), 0).map_or_else(
+            || format!("{ns} ns"),
+            |d| d.format("%Y-%m-%d %H:%M:%S").to_string(),
+        )
+    };
+    let mut out = Vec::new();
+    for (i, s) in sources.iter().enumerate() {
+        let Some((a, b)) = s.span else { continue };
+        if a < PLAUSIBLE_START_NS {
+            out.push(format!(
+                "{}: its times start at {} UTC, before 1990: a wrong clock or a stray record (T0 follows the earliest time)",
+                name(s),
+                when(a)
+            ));
+            continue;
+        }
+        let others = sources
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .filter_map(|(_, o)| o.span)
+            .fold(None, |h: Option<(i64, i64)>, (x, y)| {
+                Some(h.map_or((x, y), |(p, q)| (p.min(x), q.max(y))))
+            });
+        if let Some((x, y)) = others {
+            let gap = (x.saturating_sub(b)).max(a.saturating_sub(y));
+            if gap > FAR_APART_NS {
+                out.push(format!(
+                    "{}: its times ({} to {} UTC) are {} h away from the other inputs' ({} to {} UTC): recorded at another time?",
+                    name(s),
+                    when(a),
+                    when(b),
+                    gap / FAR_APART_NS,
+                    when(x),
+                    when(y)
+                ));
+            }
+        }
+    }
+    out
+}
