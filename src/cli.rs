@@ -180,7 +180,7 @@ pub struct Cli {
     #[arg(long, help_heading = "Output")]
     pub absolute_time: bool,
     /// How far back in time a source may step and still be sorted
-    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration, allow_hyphen_values = true, help_heading = "Output")]
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = crate::time::parse_duration, allow_hyphen_values = true, help_heading = "Output")]
     pub reorder_window: i64,
     /// No progress, no summary (warnings are still printed)
     #[arg(short = 'q', long, help_heading = "Output")]
@@ -542,40 +542,6 @@ pub fn expand(option: &str, words: &[String]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Parses `10ms`, `1s`, `250us`, `5ns`, `0` into nanoseconds.
-pub fn parse_duration(s: &str) -> std::result::Result<i64, String> {
-    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
-    let (num, unit) = s.split_at(digits);
-    let n: i64 = num
-        .parse()
-        .map_err(|_| format!("`{s}`: expected a number with a unit, as 10ms"))?;
-    let scale = match unit {
-        "ns" => 1,
-        "us" | "µs" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        "" if n == 0 => 1,
-        _ => return Err(format!("`{s}`: the unit must be ns, us, ms or s")),
-    };
-    n.checked_mul(scale)
-        .ok_or_else(|| format!("`{s}` is too long"))
-}
-
-/// Formats nanoseconds for messages: `11ns`, `2.5ms`, `1.2s`.
-pub fn format_duration(ns: i64) -> String {
-    let abs = ns.unsigned_abs();
-    let (value, unit) = if abs >= 1_000_000_000 {
-        (ns as f64 / 1e9, "s")
-    } else if abs >= 1_000_000 {
-        (ns as f64 / 1e6, "ms")
-    } else if abs >= 1_000 {
-        (ns as f64 / 1e3, "us")
-    } else {
-        return format!("{ns}ns");
-    };
-    format!("{}{unit}", (value * 1000.0).round() / 1000.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -621,17 +587,6 @@ mod tests {
         assert_eq!(cli.os, vec!["a.os", "b.os", "c.os"]);
         assert_eq!(cli.ganglia, vec!["g"]);
         assert_eq!(cli.reorder_window, 10_000_000);
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("10ms"), Ok(10_000_000));
-        assert_eq!(parse_duration("2s"), Ok(2_000_000_000));
-        assert_eq!(parse_duration("0"), Ok(0));
-        assert!(parse_duration("10").is_err());
-        assert!(parse_duration("ms").is_err());
-        assert_eq!(format_duration(11), "11ns");
-        assert_eq!(format_duration(2_500_000), "2.5ms");
     }
 
     #[test]

@@ -26,4 +26,5 @@ pub mod series;
 pub mod sniff;
 pub mod source;
 pub mod summary;
+pub mod time;
 pub mod write;

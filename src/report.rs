@@ -195,12 +195,6 @@ fn span_warnings(sources: &[SourceStats]) -> Vec<String> {
             |n| n.to_string_lossy().into_owned(),
         )
     };
-    let when = |ns: i64| {
-        chrono::DateTime::from_timestamp(ns.div_euclid(1_000_000_000), 0).map_or_else(
-            || format!("{ns} ns"),
-            |d| d.format("%Y-%m-%d %H:%M:%S").to_string(),
-        )
-    };
     let mut out = Vec::new();
     for (i, s) in sources.iter().enumerate() {
         let Some((a, b)) = s.span else { continue };
@@ -208,7 +202,7 @@ fn span_warnings(sources: &[SourceStats]) -> Vec<String> {
             out.push(format!(
                 "{}: its times start at {} UTC, before 1990: a wrong clock or a stray record (T0 follows the earliest time)",
                 name(s),
-                when(a)
+                crate::time::utc(a)
             ));
             continue;
         }
@@ -226,11 +220,11 @@ fn span_warnings(sources: &[SourceStats]) -> Vec<String> {
                 out.push(format!(
                     "{}: its times ({} to {} UTC) are {} h away from the other inputs' ({} to {} UTC): recorded at another time?",
                     name(s),
-                    when(a),
-                    when(b),
+                    crate::time::utc(a),
+                    crate::time::utc(b),
                     gap / FAR_APART_NS,
-                    when(x),
-                    when(y)
+                    crate::time::utc(x),
+                    crate::time::utc(y)
                 ));
             }
         }

@@ -245,8 +245,8 @@ impl<T> Reorder<T> {
                         path,
                         format!(
                             "{unit} {line}: time goes back {} before {unit} {max_line}, more than the reorder window of {} (--reorder-window)",
-                            crate::cli::format_duration(max - time),
-                            crate::cli::format_duration(self.window)
+                            crate::time::format_duration(max - time),
+                            crate::time::format_duration(self.window)
                         ),
                     ));
                 }

@@ -9,33 +9,6 @@ use std::io::{self, Write};
 /// Lists longer than this are cut, with a count of the rest.
 pub const MAX_ROWS: usize = 8;
 
-fn epoch_text(ns: i64) -> String {
-    chrono::DateTime::from_timestamp(ns.div_euclid(1_000_000_000), 0)
-        .map_or_else(String::new, |d| {
-            d.format(" (%Y-%m-%d %H:%M:%S UTC)").to_string()
-        })
-}
-
-/// A span in ns as seconds with milliseconds.
-fn offset_text(ns: i64) -> String {
-    let sign = if ns < 0 { "-" } else { "" };
-    let a = ns.unsigned_abs();
-    format!(
-        "{sign}{}.{:03}",
-        a / 1_000_000_000,
-        a % 1_000_000_000 / 1_000_000
-    )
-}
-
-/// Epoch nanoseconds as seconds with the millisecond T0 is floored to.
-fn seconds_text(ns: i64) -> String {
-    format!(
-        "{}.{:03}",
-        ns.div_euclid(1_000_000_000),
-        ns.rem_euclid(1_000_000_000) / 1_000_000
-    )
-}
-
 fn rows<T>(
     out: &mut dyn Write,
     items: &[T],
@@ -69,12 +42,12 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
     };
     writeln!(
         out,
-        "integrador: wrote {target}: {} events ({} from the inputs, the rest definitions and containers), {} containers; T0 = {}{}",
+        "integrador: wrote {target}: {} events ({} from the inputs, the rest definitions and containers), {} containers; T0 = {} ({} UTC)",
         r.written.event_lines(),
         r.written.events,
         r.written.containers,
-        seconds_text(r.origin),
-        epoch_text(r.origin)
+        crate::time::millis(r.origin),
+        crate::time::utc(r.origin)
     )?;
     writeln!(out, "  sources:")?;
     rows(out, &r.sources, |out, s| {
@@ -102,8 +75,8 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
             write!(
                 out,
                 ", {} to {} s after T0",
-                offset_text(a - r.origin),
-                offset_text(b - r.origin)
+                crate::time::millis(a - r.origin),
+                crate::time::millis(b - r.origin)
             )?;
         }
         writeln!(out)?;
@@ -212,7 +185,7 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
             writeln!(
                 out,
                 "    {from} -> {to}: {n} receive(s) before their send; worst {} early ({which})",
-                crate::cli::format_duration(*worst)
+                crate::time::format_duration(*worst)
             )
         })?;
     }

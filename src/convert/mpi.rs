@@ -582,7 +582,7 @@ impl MpiSource {
                     };
                     notes.push(format!(
                         "rank {w} on {host}: no anchor; placed by the given start {}",
-                        fmt_secs(start)
+                        crate::time::seconds(start)
                     ));
                     (
                         start,
@@ -608,9 +608,9 @@ impl MpiSource {
                 rank_notes.push(format!(
                     "rank {w} on {}: pid {pid}, anchor {} at MPE time {} s, offset {}",
                     r.host,
-                    fmt_secs(*epoch),
-                    fmt_secs(*mpe),
-                    fmt_secs(epoch - mpe)
+                    crate::time::seconds(*epoch),
+                    crate::time::seconds(*mpe),
+                    crate::time::seconds(epoch - mpe)
                 ));
             }
         }
@@ -622,9 +622,9 @@ impl MpiSource {
                     "anchors: {} rank(s) on {} host(s), offsets {} to {} (spread {})",
                     all.len(),
                     by_host.len(),
-                    fmt_secs(*lo),
-                    fmt_secs(*hi),
-                    crate::cli::format_duration(hi - lo)
+                    crate::time::seconds(*lo),
+                    crate::time::seconds(*hi),
+                    crate::time::format_duration(hi - lo)
                 ),
             );
         }
@@ -634,7 +634,7 @@ impl MpiSource {
             notes.push(format!(
                 "anchors on {host}: {} ranks, offsets spread {}",
                 offsets.len(),
-                crate::cli::format_duration(hi - lo)
+                crate::time::format_duration(hi - lo)
             ));
         }
         notes.extend(rank_notes);
@@ -957,12 +957,6 @@ fn display_of(over: &HashMap<String, Display>, name: &str, color: &str) -> Displ
     d
 }
 
-fn fmt_secs(ns: i64) -> String {
-    let mut v = Vec::new();
-    crate::paje::writer::push_seconds(&mut v, ns);
-    String::from_utf8_lossy(&v).into_owned()
-}
-
 impl Converter for MpiSource {
     fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
         let Some(rec) = self
@@ -1010,7 +1004,7 @@ impl Converter for MpiSource {
                     rec.offset,
                     *last as f64 / 1e9,
                     rec.time,
-                    crate::cli::format_duration(self.window)
+                    crate::time::format_duration(self.window)
                 ),
             ));
         }

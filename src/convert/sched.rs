@@ -79,14 +79,6 @@ fn find_marker(path: &Path, format: Format) -> Result<Option<i64>> {
     Ok(None)
 }
 
-fn fmt_epoch(ns: i64) -> String {
-    format!(
-        "{}.{:09}",
-        ns.div_euclid(1_000_000_000),
-        ns.rem_euclid(1_000_000_000)
-    )
-}
-
 /// The host a text trace describes: a `# host <name>` line, else the
 /// hierarchy's `[os] host`, else the file stem.
 fn host_of(path: &Path, configured: Option<&str>) -> Result<String> {
@@ -201,11 +193,11 @@ impl SchedSource {
         let mut notes = vec![match anchor {
             Anchor::Marker(o) => format!(
                 "{format:?} text of host {host}; trace clock placed by its {MARKER} marker: boot at {}",
-                fmt_epoch(o)
+                crate::time::seconds(o)
             ),
             Anchor::BootEpoch(o) => format!(
                 "{format:?} text of host {host}; trace clock placed by the boot epoch {}",
-                fmt_epoch(o)
+                crate::time::seconds(o)
             ),
             Anchor::None => format!("{format:?} text of host {host}; times are since boot (no marker, no --boot-epoch)"),
         }];

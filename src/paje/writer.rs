@@ -243,7 +243,7 @@ impl<W: Write> PajeWriter<W> {
         }
         if !absolute {
             head.extend_from_slice(ORIGIN_PREFIX.as_bytes());
-            push_seconds(&mut head, origin);
+            crate::time::push_seconds(&mut head, origin);
             head.extend_from_slice(b" origin\n");
         }
         out.write_all(&head)?;
@@ -618,7 +618,7 @@ impl<W: Write> PajeWriter<W> {
     fn time(&mut self, t: i64) {
         let rel = if self.absolute { t } else { t - self.origin };
         self.line.push(b' ');
-        push_seconds(&mut self.line, rel);
+        crate::time::push_seconds(&mut self.line, rel);
     }
 
     fn double(&mut self, v: f64) {
@@ -628,21 +628,6 @@ impl<W: Write> PajeWriter<W> {
         let s = s.strip_suffix(".0").unwrap_or(s);
         self.word(s.as_bytes());
     }
-}
-
-/// Appends nanoseconds as seconds with 9 decimals, exactly.
-pub fn push_seconds(out: &mut Vec<u8>, ns: i64) {
-    let mut b = itoa::Buffer::new();
-    if ns < 0 {
-        out.push(b'-');
-    }
-    let abs = ns.unsigned_abs();
-    out.extend_from_slice(b.format(abs / 1_000_000_000).as_bytes());
-    out.push(b'.');
-    let frac = abs % 1_000_000_000;
-    let digits = b.format(frac);
-    out.extend(std::iter::repeat_n(b'0', 9 - digits.len()));
-    out.extend_from_slice(digits.as_bytes());
 }
 
 /// Appends a human-readable name: never empty, never a `"` inside, no
@@ -675,19 +660,6 @@ pub fn push_name(out: &mut Vec<u8>, name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn seconds_are_exact() {
-        let mut v = Vec::new();
-        push_seconds(&mut v, 1_500_000_001);
-        assert_eq!(v, b"1.500000001");
-        v.clear();
-        push_seconds(&mut v, -500_000_000);
-        assert_eq!(v, b"-0.500000000");
-        v.clear();
-        push_seconds(&mut v, 0);
-        assert_eq!(v, b"0.000000000");
-    }
 
     #[test]
     fn names_are_quoted_only_when_needed() {
