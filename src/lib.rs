@@ -15,6 +15,7 @@ pub mod hierarchy;
 pub mod identity;
 pub mod input;
 pub mod merge;
+pub mod messages;
 pub mod model;
 pub mod output;
 pub mod paje;

@@ -61,23 +61,7 @@ impl SourceStats {
     }
 }
 
-/// What a message-passing source matched, after clock correction.
-#[derive(Debug, Clone, Default)]
-pub struct MessageStats {
-    /// Sends paired with their receive (one arrow each).
-    pub matched: u64,
-    /// Sends without a receive, per (sender rank, receiver rank, tag).
-    pub unmatched_sends: u64,
-    /// Receives without a send.
-    pub unmatched_recvs: u64,
-    /// Unmatched messages, described (`0->1 tag 7: 2 sends`).
-    pub unmatched: Vec<String>,
-    /// Receives before their send by at most the tolerance (1 µs).
-    pub early_within_tolerance: u64,
-    /// Per (sender host, receiver host): receives more than 1 µs before
-    /// their send, and the worst (ns early, message description).
-    pub violations: std::collections::BTreeMap<(String, String), (u64, i64, String)>,
-}
+pub use crate::messages::MessageStats;
 
 /// A converted input.
 pub trait EventSource {

@@ -39,8 +39,6 @@ const SEND: i32 = -101;
 const RECV: i32 = -102;
 /// CommSelfCreate: its gcomm carries the rank's processor name.
 const COMM_SELF_CREATE: i32 = 1;
-/// Causality tolerance (docs/formats.md §7).
-const TOLERANCE_NS: i64 = 1_000;
 
 /// Where an MPI log's ranks ran and when, besides the file itself.
 pub struct MpiSetup<'a> {
@@ -874,26 +872,16 @@ impl MpiSource {
         };
         if let Some(other) = other {
             let (ts, tr) = if send { (time, other) } else { (other, time) };
-            let early = ts - tr;
-            if early > TOLERANCE_NS {
-                // Host names are copied only here, off the common path.
-                let hosts = match (self.ranks.get(&src), self.ranks.get(&dst)) {
+            let ranks = &self.ranks;
+            self.messages.check_order(
+                ts,
+                tr,
+                || match (ranks.get(&src), ranks.get(&dst)) {
                     (Some(s), Some(d)) => (s.host.clone(), d.host.clone()),
                     _ => Default::default(),
-                };
-                let e = self
-                    .messages
-                    .violations
-                    .entry(hosts)
-                    .or_insert((0, 0, String::new()));
-                e.0 += 1;
-                if early > e.1 {
-                    e.1 = early;
-                    e.2 = format!("{src}->{dst} tag {tag} #{seq}");
-                }
-            } else if early > 0 {
-                self.messages.early_within_tolerance += 1;
-            }
+                },
+                || format!("{src}->{dst} tag {tag} #{seq}"),
+            );
         }
         let (container, ty, value) = link;
         let op = if send {

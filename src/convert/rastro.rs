@@ -32,9 +32,6 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Causality tolerance (docs/formats.md §7).
-const TOLERANCE_NS: i64 = 1_000;
-
 /// A link instance: the link, its key values, and the FIFO counter last
 /// when the map asks for one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -792,21 +789,16 @@ impl RastroSource {
                 } else {
                     (t, time, other, file)
                 };
-                let early = ts - tr;
-                if early > TOLERANCE_NS {
-                    let host = |f: usize| {
-                        self.walk
-                            .files
-                            .get(f)
-                            .map(|x| x.host.clone())
-                            .unwrap_or_default()
-                    };
-                    let (hs, hr) = (host(fs), host(fr));
-                    let desc = match (self.walk.files.get(fs), self.walk.files.get(fr)) {
+                let (files, map) = (&self.walk.files, &self.map);
+                let host = |f: usize| files.get(f).map(|x| x.host.clone()).unwrap_or_default();
+                self.messages.check_order(
+                    ts,
+                    tr,
+                    || (host(fs), host(fr)),
+                    || match (files.get(fs), files.get(fr)) {
                         (Some(a), Some(b)) => format!(
                             "{} {}.{} -> {}.{} (rank.thread)",
-                            self.map
-                                .links
+                            map.links
                                 .get(usize::from(k.link))
                                 .map_or("", |l| l.name.as_str()),
                             a.id1,
@@ -815,20 +807,8 @@ impl RastroSource {
                             b.id2
                         ),
                         _ => String::new(),
-                    };
-                    let e =
-                        self.messages
-                            .violations
-                            .entry((hs, hr))
-                            .or_insert((0, 0, String::new()));
-                    e.0 += 1;
-                    if early > e.1 {
-                        e.1 = early;
-                        e.2 = desc;
-                    }
-                } else if early > 0 {
-                    self.messages.early_within_tolerance += 1;
-                }
+                    },
+                );
             }
         }
     }
