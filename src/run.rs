@@ -11,6 +11,7 @@ use crate::hierarchy::Hierarchy;
 use crate::input;
 use crate::merge::Merge;
 use crate::output::Target;
+use crate::paje::writer::PajeWriter;
 use crate::progress::Progress;
 use crate::registry::Registry;
 use crate::report::{Clocks, Finished};
@@ -117,14 +118,9 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     let progress = (!cfg.quiet && io::stderr().is_terminal()).then(|| Progress::new(input_bytes));
 
     let out = BufWriter::with_capacity(1 << 18, sink);
-    let written = write_all(
-        &mut merge,
-        &mut reg,
-        out,
-        origin,
-        cfg.absolute_time,
-        progress.as_ref(),
-    );
+    let written = PajeWriter::new(out, origin, cfg.absolute_time)
+        .map_err(WriteError::Io)
+        .and_then(|paje| write_all(&mut merge, &mut reg, paje, origin, progress.as_ref()));
     let (out, written, notes) = match written {
         Ok(done) => done,
         // A reader that stops early (`integrador ... -o - | head`) is not

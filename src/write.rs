@@ -4,6 +4,7 @@
 
 use crate::error::Error;
 use crate::merge::Merge;
+use crate::model::{ContainerId, Event};
 use crate::paje::writer::{PajeWriter, WriteStats};
 use crate::progress::Progress;
 use crate::registry::Registry;
@@ -33,28 +34,65 @@ pub fn io_error(e: WriteError, what: &str, partial: bool) -> Error {
     }
 }
 
-/// Writes every event of `merge`; returns the output, the counts and
-/// the notes on series kept apart.
-pub fn write_all<W: Write>(
+/// Where merged events go: the Pajé writer, or a later output format
+/// beside it. Sources never see it; it sees only model events and the
+/// registry's catalogue.
+pub trait TraceSink {
+    /// What is left when the trace is complete (the output stream).
+    type Out;
+    /// Creates containers at `time` in the given order, before any event.
+    fn create_in_order(
+        &mut self,
+        reg: &mut Registry,
+        order: &[ContainerId],
+        time: i64,
+    ) -> io::Result<()>;
+    /// Writes one event, declaring first whatever it refers to.
+    fn write_event(&mut self, reg: &mut Registry, ev: &Event) -> io::Result<()>;
+    /// Ends the trace; returns the output and the counts.
+    fn finish(self, reg: &Registry) -> io::Result<(Self::Out, WriteStats)>;
+}
+
+impl<W: Write> TraceSink for PajeWriter<W> {
+    type Out = W;
+
+    fn create_in_order(
+        &mut self,
+        reg: &mut Registry,
+        order: &[ContainerId],
+        time: i64,
+    ) -> io::Result<()> {
+        PajeWriter::create_in_order(self, reg, order, time)
+    }
+
+    fn write_event(&mut self, reg: &mut Registry, ev: &Event) -> io::Result<()> {
+        PajeWriter::write_event(self, reg, ev)
+    }
+
+    fn finish(self, reg: &Registry) -> io::Result<(W, WriteStats)> {
+        PajeWriter::finish(self, reg)
+    }
+}
+
+/// Writes every event of `merge` to `sink`; returns the output, the
+/// counts and the notes on series kept apart.
+pub fn write_all<S: TraceSink>(
     merge: &mut Merge,
     reg: &mut Registry,
-    out: W,
+    mut sink: S,
     origin: i64,
-    absolute: bool,
     progress: Option<&Progress>,
-) -> std::result::Result<(W, WriteStats, Vec<String>), WriteError> {
-    let mut writer = PajeWriter::new(out, origin, absolute).map_err(WriteError::Io)?;
+) -> std::result::Result<(S::Out, WriteStats, Vec<String>), WriteError> {
     // What the sources told up front gets its rows in natural order.
     let order = reg.up_front_order();
-    writer
-        .create_in_order(reg, &order, origin)
+    sink.create_in_order(reg, &order, origin)
         .map_err(WriteError::Io)?;
     let mut n: u64 = 0;
     let mut series = Series::default();
     while let Some((source, mut ev)) = merge.next(reg).map_err(WriteError::Input)? {
         let label = |i: usize| source_label(merge, i);
         series.keep_apart(reg, source, &mut ev, &label);
-        writer.write_event(reg, &ev).map_err(WriteError::Io)?;
+        sink.write_event(reg, &ev).map_err(WriteError::Io)?;
         n += 1;
         if n % (1 << 14) == 0 {
             if let Some(p) = progress {
@@ -62,7 +100,7 @@ pub fn write_all<W: Write>(
             }
         }
     }
-    let (out, stats) = writer.finish(reg).map_err(WriteError::Io)?;
+    let (out, stats) = sink.finish(reg).map_err(WriteError::Io)?;
     let notes = series.notes(&|i| source_label(merge, i));
     Ok((out, stats, notes))
 }
