@@ -1,0 +1,599 @@
+//! MPE logs (CLOG2 and MPE-1 CLOG) → MPI states, point events and message
+//! arrows (thesis section 4.1.2 and table C.2), on each rank's Process.
+//!
+//! Two streaming passes over the file, so memory does not grow with it:
+//! 1. a scan collects what the file only says late or in aggregate: state
+//!    and event definitions (rank 0 writes them at finalize), the
+//!    `(icomm, rank) → world rank` map, processor names, the
+//!    `integrador_anchor` events, per-rank event counts and per-channel
+//!    message counts;
+//! 2. the conversion. Each rank is placed on its host's wall clock by its
+//!    own anchor (offset = anchor epoch − anchor MPE time), then on the
+//!    reference clock by its host's correction. Messages pair first-in
+//!    first-out per (sender, receiver, tag) in world ranks, as Jumpshot
+//!    does; the k-th send of a channel is matched iff k < min(sends,
+//!    receives) of that channel, which pass 1 counted, so every arrow
+//!    written has both ends and its key is computable from either.
+//!
+//! A rank's row starts in the thesis' "executing" state at its first event;
+//! MPI calls and user states push on top of it, and its last event pops
+//! everything, so the row ends where the rank's log ends.
+//!
+//! `scan` is pass 1, `open` places the ranks and counts the channels,
+//! `nodes` reads the nodes file; this file is pass 2.
+
+mod nodes;
+mod open;
+mod scan;
+
+pub use nodes::{host_of_rank, read_nodes};
+use scan::{Reader, Scan};
+
+use crate::clock::{parse_epoch_ns, seconds_to_ns, ClockMap};
+use crate::error::{Error, Result};
+use crate::hierarchy::{Display, Role};
+use crate::model::{ContainerId, LinkKey, Op, TypeId, ValueId};
+use crate::registry::Registry;
+use crate::source::{Converted, Converter, MessageStats, SourceStats, Timeline};
+use integrador_clog::clog2::cargo_string;
+use integrador_clog::{Body, Record};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+/// The anchor's event name (docs/formats.md §5).
+pub const ANCHOR_NAME: &str = "integrador_anchor";
+/// MSGEVT etypes.
+const SEND: i32 = -101;
+const RECV: i32 = -102;
+/// CommSelfCreate: its gcomm carries the rank's processor name.
+const COMM_SELF_CREATE: i32 = 1;
+
+/// Where an MPI log's ranks ran and when, besides the file itself.
+pub struct MpiSetup<'a> {
+    /// The MPI nodes file (`-mpinodes`).
+    pub nodes: Option<&'a Path>,
+    /// Wall-clock start (ns) for ranks without an anchor.
+    pub start: Option<i64>,
+    /// The reorder window (ns).
+    pub window: i64,
+}
+
+/// One rank, placed.
+struct Rank {
+    lane: usize,
+    host: String,
+    container: ContainerId,
+    /// Wall clock = MPE time + offset (ns).
+    offset: i64,
+    clock: ClockMap,
+}
+
+impl Rank {
+    fn time(&self, mpe_ns: i64) -> i64 {
+        self.clock.map(mpe_ns.saturating_add(self.offset))
+    }
+}
+
+/// Where an event goes: its rank's lane, the record's offset, its time.
+#[derive(Clone, Copy)]
+struct At {
+    lane: usize,
+    pos: u64,
+    time: i64,
+}
+
+/// Per-rank queues that hand the [`Timeline`] events in time order. A
+/// merged log is sorted on MPE time, so each rank's events come in order
+/// on its own placed clock, but ranks placed by different anchors
+/// interleave out of order: merging the ranks here keeps the timeline's
+/// reorder heap for what is really out of order (an unmerged log), which
+/// it still sorts or refuses.
+#[derive(Default)]
+struct Lanes {
+    lanes: Vec<VecDeque<(i64, u64, u64, Op)>>,
+    heads: BinaryHeap<Reverse<(i64, u64, usize)>>,
+    seq: u64,
+}
+
+impl Lanes {
+    fn stage(&mut self, out: &mut Timeline, at: At, op: Op) -> Result<()> {
+        let At { lane, pos, time } = at;
+        if self.lanes.len() <= lane {
+            self.lanes.resize_with(lane + 1, VecDeque::new);
+        }
+        let Some(q) = self.lanes.get_mut(lane) else {
+            return out.push(pos, time, op);
+        };
+        if q.back().is_some_and(|b| time < b.0) {
+            return out.push(pos, time, op);
+        }
+        if q.is_empty() {
+            self.heads.push(Reverse((time, self.seq, lane)));
+        }
+        q.push_back((time, self.seq, pos, op));
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// `n` pops of a state row.
+    fn pops(
+        &mut self,
+        out: &mut Timeline,
+        at: At,
+        container: ContainerId,
+        ty: TypeId,
+        n: usize,
+    ) -> Result<()> {
+        for _ in 0..n {
+            self.stage(out, at, Op::PopState { container, ty })?;
+        }
+        Ok(())
+    }
+
+    /// Hands over every event up to `upto` (all with `None`), earliest
+    /// first, ties in file order.
+    fn release(&mut self, out: &mut Timeline, upto: Option<i64>) -> Result<()> {
+        while let Some(&Reverse((t, _, lane))) = self.heads.peek() {
+            if upto.is_some_and(|u| t > u) {
+                break;
+            }
+            self.heads.pop();
+            let Some(q) = self.lanes.get_mut(lane) else {
+                continue;
+            };
+            let Some((time, _, pos, op)) = q.pop_front() else {
+                continue;
+            };
+            if let Some(next) = q.front() {
+                self.heads.push(Reverse((next.0, next.1, lane)));
+            }
+            out.push(pos, time, op)?;
+        }
+        Ok(())
+    }
+}
+
+/// One state row: a rank's (or an MPE thread's) MPI states.
+struct Row {
+    container: ContainerId,
+    /// Index in `MpiSource::kinds`: the types of the row's container type.
+    kind: usize,
+    stack: Vec<usize>,
+    left: u64,
+    started: bool,
+}
+
+/// A (sender, receiver, tag) channel.
+struct Chan {
+    id: u32,
+    matched: u64,
+    sends: u64,
+    recvs: u64,
+    send_times: VecDeque<i64>,
+    recv_times: VecDeque<i64>,
+    link: Option<(ContainerId, TypeId, ValueId)>,
+}
+
+/// The state and event types of one container type, and their values.
+struct Kinds {
+    state_ty: TypeId,
+    event_ty: TypeId,
+    executing: ValueId,
+    state_values: Vec<ValueId>,
+    event_values: HashMap<i32, ValueId>,
+}
+
+impl Kinds {
+    fn new(
+        reg: &mut Registry,
+        ty: TypeId,
+        mpi: &crate::hierarchy::MpiConfig,
+        scan: &Scan,
+    ) -> Kinds {
+        let state_ty = reg.state_type(ty, &mpi.state_name);
+        let event_ty = reg.event_type(ty, &mpi.event_name);
+        let executing = reg.value_of(
+            state_ty,
+            "executing",
+            &Display {
+                name: mpi.executing.name.clone(),
+                color: mpi
+                    .executing
+                    .color
+                    .clone()
+                    .or_else(|| Some("0.85 0.85 0.85".into())),
+            },
+        );
+        let state_values = scan
+            .states
+            .iter()
+            .map(|s| {
+                reg.value_of(
+                    state_ty,
+                    &s.name,
+                    &display_of(&mpi.states, &s.name, &s.color),
+                )
+            })
+            .collect();
+        Kinds {
+            state_ty,
+            event_ty,
+            executing,
+            state_values,
+            event_values: HashMap::new(),
+        }
+    }
+}
+
+/// Converts an MPE log.
+pub struct MpiSource {
+    path: PathBuf,
+    reader: Reader,
+    scan: Scan,
+    ranks: BTreeMap<i32, Rank>,
+    rows: HashMap<(i32, i32), Row>,
+    chans: HashMap<(i32, i32, i32), Chan>,
+    kinds: Vec<Kinds>,
+    /// Each rank's latest MPE time so far (ns), and how far back the next
+    /// may step.
+    last_mpe: HashMap<i32, i64>,
+    window: i64,
+    link_types: HashMap<(Option<ContainerId>, TypeId, TypeId), (TypeId, ValueId)>,
+    messages: MessageStats,
+    lanes: Lanes,
+    /// No event placed later can be earlier than its MPE time plus this.
+    low_shift: i64,
+    unmatched_ends: u64,
+    leftover_starts: u64,
+    crossed: u64,
+    unknown_partner: u64,
+}
+
+impl MpiSource {
+    fn event_value(&mut self, reg: &mut Registry, kind: usize, etype: i32) -> ValueId {
+        let Some(k) = self.kinds.get_mut(kind) else {
+            return ValueId(0);
+        };
+        if let Some(&v) = k.event_values.get(&etype) {
+            return v;
+        }
+        let (name, color) = self
+            .scan
+            .events
+            .get(&etype)
+            .cloned()
+            .unwrap_or_else(|| (format!("event {etype}"), String::new()));
+        let d = display_of(&reg.hierarchy.mpi.states, &name, &color);
+        let v = reg.value_of(k.event_ty, &name, &d);
+        k.event_values.insert(etype, v);
+        v
+    }
+
+    fn link(
+        &mut self,
+        reg: &mut Registry,
+        from: ContainerId,
+        to: ContainerId,
+    ) -> (ContainerId, TypeId, ValueId) {
+        let anc = reg.common_ancestor(from, to);
+        let (fty, tty) = (reg.container(from).ty, reg.container(to).ty);
+        let (ty, value) = match self.link_types.get(&(anc, fty, tty)) {
+            Some(&x) => x,
+            None => {
+                let name = reg.hierarchy.mpi.link_name.clone();
+                let ty = reg.link_type(anc.map(|c| reg.container(c).ty), fty, tty, &name);
+                let value = reg.value_of(ty, "message", &Display::default());
+                self.link_types.insert((anc, fty, tty), (ty, value));
+                (ty, value)
+            }
+        };
+        (anc.unwrap_or(ContainerId::ROOT), ty, value)
+    }
+
+    fn message(
+        &mut self,
+        reg: &mut Registry,
+        out: &mut Timeline,
+        rec: &Record,
+        me: i32,
+        time: i64,
+    ) -> Result<()> {
+        let Body::Msg {
+            etype,
+            icomm,
+            rank,
+            tag,
+            size,
+        } = rec.body
+        else {
+            return Ok(());
+        };
+        let partner = self.scan.wrank(icomm, rank);
+        let send = etype == SEND;
+        let (src, dst) = if send { (me, partner) } else { (partner, me) };
+        let (Some(s), Some(d)) = (self.ranks.get(&src), self.ranks.get(&dst)) else {
+            self.unknown_partner += 1;
+            return Ok(());
+        };
+        let (from, to) = (s.container, d.container);
+        let Some(cached) = self.chans.get(&(src, dst, tag)).map(|c| c.link) else {
+            return Ok(());
+        };
+        let link = match cached {
+            Some(l) => l,
+            None => self.link(reg, from, to),
+        };
+        let Some(chan) = self.chans.get_mut(&(src, dst, tag)) else {
+            return Ok(());
+        };
+        chan.link = Some(link);
+        let (count, mine, theirs) = if send {
+            (&mut chan.sends, &mut chan.send_times, &mut chan.recv_times)
+        } else {
+            (&mut chan.recvs, &mut chan.recv_times, &mut chan.send_times)
+        };
+        let seq = *count;
+        *count += 1;
+        if seq >= chan.matched {
+            return Ok(());
+        }
+        // The other half's time, when it came first in the file.
+        let other = theirs.pop_front();
+        if other.is_none() {
+            mine.push_back(time);
+        }
+        let key = LinkKey {
+            channel: chan.id,
+            seq,
+        };
+        if let Some(other) = other {
+            let (ts, tr) = if send { (time, other) } else { (other, time) };
+            let ranks = &self.ranks;
+            self.messages.check_order(
+                ts,
+                tr,
+                || match (ranks.get(&src), ranks.get(&dst)) {
+                    (Some(s), Some(d)) => (s.host.clone(), d.host.clone()),
+                    _ => Default::default(),
+                },
+                || format!("{src}->{dst} tag {tag} #{seq}"),
+            );
+        }
+        let (container, ty, value) = link;
+        let op = if send {
+            Op::StartLink {
+                container,
+                ty,
+                value,
+                from,
+                key,
+                size: i64::from(size),
+                tag: i64::from(tag),
+            }
+        } else {
+            Op::EndLink {
+                container,
+                ty,
+                value,
+                to,
+                key,
+            }
+        };
+        let at = At {
+            lane: self.ranks.get(&me).map_or(0, |r| r.lane),
+            pos: rec.offset,
+            time,
+        };
+        self.lanes.stage(out, at, op)
+    }
+
+    fn finish(&mut self, out: &mut Timeline) {
+        for row in self.rows.values() {
+            // Rows whose last event never came: cannot happen with a
+            // complete scan, but count rather than assume.
+            self.leftover_starts += row.stack.len() as u64;
+        }
+        let mut notes = Vec::new();
+        if self.unmatched_ends + self.leftover_starts + self.crossed > 0 {
+            notes.push(format!(
+                "state pairing: {} end(s) without a start, {} start(s) never ended, {} crossed (not nested)",
+                self.unmatched_ends, self.leftover_starts, self.crossed
+            ));
+        }
+        if self.unknown_partner > 0 {
+            notes.push(format!(
+                "{} message record(s) name a partner rank that logged nothing",
+                self.unknown_partner
+            ));
+        }
+        out.stats.warnings +=
+            self.unmatched_ends + self.leftover_starts + self.crossed + self.unknown_partner;
+        out.stats.notes.extend(notes);
+        out.stats.messages = Some(std::mem::take(&mut self.messages));
+    }
+}
+
+fn display_of(over: &HashMap<String, Display>, name: &str, color: &str) -> Display {
+    let mut d = over.get(name).cloned().unwrap_or_default();
+    if d.color.is_none() {
+        d.color = crate::color::paje_color(color);
+    }
+    d
+}
+
+impl Converter for MpiSource {
+    fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
+        let Some(rec) = self
+            .reader
+            .next()
+            .map_err(|e| Error::in_file(&self.path, e))?
+        else {
+            self.lanes.release(out, None)?;
+            self.finish(out);
+            return Ok(false);
+        };
+        let etype = match rec.body {
+            Body::Bare { etype } | Body::Cargo { etype, .. } => Some(etype),
+            Body::Msg { .. } | Body::Coll { .. } => None,
+            _ => return Ok(true),
+        };
+        let me = self.scan.wrank(rec.icomm, rec.rank);
+        let Some(rank) = self.ranks.get(&me) else {
+            return Ok(true);
+        };
+        let Some(mpe) = seconds_to_ns(rec.time) else {
+            return Err(Error::in_file(
+                &self.path,
+                format!(
+                    "byte {}: time {} is not a finite number of seconds",
+                    rec.offset, rec.time
+                ),
+            ));
+        };
+        let time = rank.time(mpe);
+        let at = At {
+            lane: rank.lane,
+            pos: rec.offset,
+            time,
+        };
+        // A rank's records are in time order in an MPE log: one far ahead
+        // of the next is damage, not something to sort (it would be drawn
+        // after the rank's end).
+        let last = self.last_mpe.entry(me).or_insert(i64::MIN);
+        if mpe < last.saturating_sub(self.window) {
+            return Err(Error::in_file(
+                &self.path,
+                format!(
+                    "byte {}: rank {me}'s time goes back from {} s to {} s, more than the reorder window ({}): the log is damaged",
+                    rec.offset,
+                    *last as f64 / 1e9,
+                    rec.time,
+                    crate::time::format_duration(self.window)
+                ),
+            ));
+        }
+        *last = (*last).max(mpe);
+        let Some(row) = self.rows.get_mut(&(me, rec.thread)) else {
+            return Ok(true);
+        };
+        let Some(kinds) = self.kinds.get(row.kind) else {
+            return Ok(true);
+        };
+        let (state_ty, executing, event_ty, kind) =
+            (kinds.state_ty, kinds.executing, kinds.event_ty, row.kind);
+        let container = row.container;
+        row.left = row.left.saturating_sub(1);
+        let last = row.left == 0;
+        if !row.started {
+            row.started = true;
+            self.lanes.stage(
+                out,
+                at,
+                Op::SetState {
+                    container,
+                    ty: state_ty,
+                    value: executing,
+                },
+            )?;
+        }
+        match etype.map(|e| (e, self.scan.state_of_etype.get(&e).copied())) {
+            Some((_, Some((state, true)))) => {
+                row.stack.push(state);
+                self.lanes.stage(
+                    out,
+                    at,
+                    Op::PushState {
+                        container,
+                        ty: state_ty,
+                        value: kinds.state_values.get(state).copied().unwrap_or(executing),
+                    },
+                )?;
+            }
+            Some((_, Some((state, false)))) => match row.stack.iter().rposition(|&s| s == state) {
+                None => self.unmatched_ends += 1,
+                Some(depth) => {
+                    // Pajé only pops the innermost state: a state that ends
+                    // under others is closed by popping down to it and
+                    // pushing the others back.
+                    let above: Vec<usize> = row.stack.drain(depth..).skip(1).collect();
+                    if !above.is_empty() {
+                        self.crossed += 1;
+                    }
+                    self.lanes
+                        .pops(out, at, container, state_ty, above.len() + 1)?;
+                    for s in above {
+                        row.stack.push(s);
+                        self.lanes.stage(
+                            out,
+                            at,
+                            Op::PushState {
+                                container,
+                                ty: state_ty,
+                                value: kinds.state_values.get(s).copied().unwrap_or(executing),
+                            },
+                        )?;
+                    }
+                }
+            },
+            Some((e, None)) => {
+                let ty = event_ty;
+                let value = self.event_value(reg, kind, e);
+                self.lanes.stage(
+                    out,
+                    at,
+                    Op::NewEvent {
+                        container,
+                        ty,
+                        value,
+                    },
+                )?;
+            }
+            None => self.message(reg, out, &rec, me, time)?,
+        }
+        // The row's last event: the rank is done, pop everything, the
+        // base "executing" too.
+        if last {
+            if let Some(row) = self.rows.get_mut(&(me, rec.thread)) {
+                let open = row.stack.len();
+                self.leftover_starts += open as u64;
+                row.stack.clear();
+                row.started = false;
+                let container = row.container;
+                self.lanes.pops(out, at, container, state_ty, open + 1)?;
+            }
+        }
+        self.lanes
+            .release(out, Some(mpe.saturating_add(self.low_shift)))?;
+        Ok(true)
+    }
+}
+
+/// `-mpi`: MPE logs, one source per log, hosts from `-mpinodes`.
+pub struct MpiKind;
+
+impl super::SourceKind for MpiKind {
+    fn option(&self) -> &'static str {
+        "-mpi"
+    }
+
+    fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
+        super::refuse_directories("-mpi", &cfg.mpi, "*.clog2")?;
+        let mut files = cfg.mpi.clone();
+        files.extend(cfg.mpinodes.iter().cloned());
+        Ok(files)
+    }
+
+    fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
+        for path in &cx.cfg.mpi {
+            let setup = MpiSetup {
+                nodes: cx.cfg.mpinodes.as_deref(),
+                start: cx.cfg.mpi_start.or(cx.reg.hierarchy.mpi.start),
+                window: cx.cfg.reorder_window,
+            };
+            let source = MpiSource::open(path, setup, cx.reg, cx.clock_of)?;
+            cx.sources.push(Box::new(source));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,171 @@
+//! Pass 1 over an MPE log: what the file says late or in aggregate.
+
+use super::{COMM_SELF_CREATE, RECV, SEND};
+use crate::error::{Error, Result};
+use integrador_clog::{Body, Clog2Reader, CommEntry, Format, LegacyReader, Record};
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufReader;
+use std::path::Path;
+
+pub(super) enum Reader {
+    Clog2(Clog2Reader<BufReader<crate::input::Reader>>),
+    Legacy(LegacyReader<BufReader<crate::input::Reader>>),
+}
+
+impl Reader {
+    pub(super) fn open(path: &Path) -> Result<Reader> {
+        let head = crate::input::head(path, 64).map_err(|e| Error::in_file(path, e))?;
+        let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+        let buf = BufReader::with_capacity(crate::input::buffer_size(path), file);
+        match integrador_clog::detect(&head) {
+            Some(Format::Clog2) => Ok(Reader::Clog2(
+                Clog2Reader::new(buf).map_err(|e| Error::in_file(path, e))?,
+            )),
+            Some(Format::Legacy) => Ok(Reader::Legacy(LegacyReader::new(buf))),
+            None => Err(Error::in_file(
+                path,
+                "not an MPE log: expected `CLOG-02.44` (CLOG2) or an MPE-1 CLOG record at byte 0",
+            )),
+        }
+    }
+
+    pub(super) fn next(&mut self) -> std::result::Result<Option<Record>, integrador_clog::Error> {
+        match self {
+            Reader::Clog2(r) => r.next_record(),
+            Reader::Legacy(r) => loop {
+                match r.next_record()? {
+                    None => return Ok(None),
+                    Some(rec) => {
+                        if let Some(r2) = rec.to_clog2() {
+                            return Ok(Some(r2));
+                        }
+                    }
+                }
+            },
+        }
+    }
+
+    pub(super) fn comm_table(
+        &mut self,
+    ) -> std::result::Result<Vec<CommEntry>, integrador_clog::Error> {
+        match self {
+            Reader::Clog2(r) => r.comm_table(),
+            Reader::Legacy(_) => Ok(Vec::new()),
+        }
+    }
+}
+
+/// A state definition.
+#[derive(Debug, Clone)]
+pub(super) struct StateDef {
+    pub(super) name: String,
+    pub(super) color: String,
+}
+
+pub(super) type FirstCargo = (f64, [u8; 32], u64);
+
+/// What pass 1 learns.
+#[derive(Default)]
+pub(super) struct Scan {
+    pub(super) comm: HashMap<(i32, i32), i32>,
+    pub(super) processor: BTreeMap<i32, (i32, String)>,
+    pub(super) table: Vec<CommEntry>,
+    pub(super) states: Vec<StateDef>,
+    pub(super) state_of_etype: HashMap<i32, (usize, bool)>,
+    pub(super) events: HashMap<i32, (String, String)>,
+    /// First cargo event per (etype, icomm, rank): time, cargo, offset.
+    pub(super) cargo_first: HashMap<(i32, i32, i32), FirstCargo>,
+    pub(super) row_events: HashMap<(i32, i32, i32), u64>,
+    /// The first record of each (icomm, rank), for messages.
+    pub(super) first_at: HashMap<(i32, i32), u64>,
+    pub(super) rank_span: HashMap<(i32, i32), (f64, f64)>,
+    pub(super) msgs: HashMap<(i32, i32, i32, i32, i32, bool), u64>,
+}
+
+impl Scan {
+    pub(super) fn wrank(&self, icomm: i32, rank: i32) -> i32 {
+        // The map has every (icomm, rank) a CLOG2 file uses; MPE-1 CLOG
+        // has world ranks only.
+        self.comm.get(&(icomm, rank)).copied().unwrap_or(rank)
+    }
+
+    pub(super) fn run(reader: &mut Reader, path: &Path) -> Result<Scan> {
+        let mut s = Scan::default();
+        while let Some(rec) = reader.next().map_err(|e| Error::in_file(path, e))? {
+            let key = (rec.icomm, rec.rank);
+            match &rec.body {
+                Body::Comm {
+                    etype,
+                    icomm,
+                    rank,
+                    wrank,
+                    gcomm,
+                } => {
+                    s.comm.insert((*icomm, *rank), *wrank);
+                    if *etype == COMM_SELF_CREATE && !gcomm.processor.is_empty() {
+                        s.processor
+                            .insert(*wrank, (*icomm, gcomm.processor.clone()));
+                    }
+                }
+                Body::StateDef {
+                    start,
+                    end,
+                    color,
+                    name,
+                    ..
+                } => {
+                    let idx = s.states.len();
+                    s.states.push(StateDef {
+                        name: name.clone(),
+                        color: color.clone(),
+                    });
+                    s.state_of_etype.insert(*start, (idx, true));
+                    s.state_of_etype.insert(*end, (idx, false));
+                }
+                Body::EventDef {
+                    etype, color, name, ..
+                } => {
+                    s.events.insert(*etype, (name.clone(), color.clone()));
+                }
+                _ => {}
+            }
+            let is_event = matches!(
+                rec.body,
+                Body::Bare { .. } | Body::Cargo { .. } | Body::Msg { .. } | Body::Coll { .. }
+            );
+            if !is_event {
+                continue;
+            }
+            *s.row_events
+                .entry((rec.icomm, rec.rank, rec.thread))
+                .or_default() += 1;
+            s.first_at
+                .entry((rec.icomm, rec.rank))
+                .or_insert(rec.offset);
+            let span = s.rank_span.entry(key).or_insert((rec.time, rec.time));
+            span.0 = span.0.min(rec.time);
+            span.1 = span.1.max(rec.time);
+            match rec.body {
+                Body::Cargo { etype, bytes } => {
+                    s.cargo_first
+                        .entry((etype, rec.icomm, rec.rank))
+                        .or_insert((rec.time, bytes, rec.offset));
+                }
+                Body::Msg {
+                    etype,
+                    icomm,
+                    rank,
+                    tag,
+                    ..
+                } if etype == SEND || etype == RECV => {
+                    *s.msgs
+                        .entry((rec.icomm, rec.rank, icomm, rank, tag, etype == SEND))
+                        .or_default() += 1;
+                }
+                _ => {}
+            }
+        }
+        s.table = reader.comm_table().map_err(|e| Error::in_file(path, e))?;
+        Ok(s)
+    }
+}
