@@ -1,0 +1,192 @@
+//! Pass 1 over a libRastro run: pids, thread ids and the link keys that
+//! pass 2 will be able to place, so every drawn link has both ends.
+
+use super::walk::Walk;
+use super::*;
+
+/// A link instance: the link, its key values, and the FIFO counter last
+/// when the map asks for one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct Key {
+    pub(super) link: u16,
+    pub(super) len: u8,
+    pub(super) v: [u64; 4],
+}
+
+impl Key {
+    /// The channel part (all but the last value) and the sequence number.
+    pub(super) fn split(&self) -> (Key, u64) {
+        let n = usize::from(self.len);
+        let mut c = *self;
+        let seq = n
+            .checked_sub(1)
+            .and_then(|i| self.v.get(i).copied())
+            .unwrap_or(0);
+        c.len = self.len.saturating_sub(1);
+        if let Some(x) = n.checked_sub(1).and_then(|i| c.v.get_mut(i)) {
+            *x = 0;
+        }
+        (c, seq)
+    }
+}
+
+/// The keys one link end stands for (one per peer with `each`).
+pub(super) struct Keys {
+    pub(super) fifo: HashMap<(Key, bool), u64>,
+}
+
+impl Keys {
+    /// Calls `f(key, peer)` for every instance of `end` at `rec`; `None`
+    /// for the instances whose fields are missing.
+    pub(super) fn each(
+        &mut self,
+        end: &LinkEnd,
+        start: bool,
+        rec: &Record,
+        id1: u64,
+        id2: u64,
+        mut f: impl FnMut(Option<Key>, u64),
+    ) {
+        // Peers 0..n but the file's own rank with `each`; one pass without.
+        let (n, skip) = match end.each {
+            None => (1, None),
+            Some(e) => match e.eval(rec, id1, id2, 0) {
+                // A communicator larger than this bound is corruption.
+                Some(n) if n <= 1 << 20 => (n, Some(id1)),
+                _ => {
+                    f(None, 0);
+                    return;
+                }
+            },
+        };
+        for peer in (0..n).filter(|&p| Some(p) != skip) {
+            let mut k = Key {
+                link: end.link as u16,
+                len: 0,
+                v: [0; 4],
+            };
+            let mut ok = true;
+            for (slot, e) in k.v.iter_mut().zip(&end.key) {
+                match e.eval(rec, id1, id2, peer) {
+                    Some(x) => *slot = x,
+                    None => ok = false,
+                }
+            }
+            k.len = end.key.len() as u8;
+            if !ok {
+                f(None, peer);
+                continue;
+            }
+            if end.fifo {
+                let c = self.fifo.entry((k, start)).or_default();
+                if let Some(slot) = k.v.get_mut(usize::from(k.len)) {
+                    *slot = *c;
+                }
+                *c += 1;
+                k.len += 1;
+            }
+            f(Some(k), peer);
+        }
+    }
+}
+
+/// What pass 1 learns.
+#[derive(Default)]
+pub(super) struct Scan {
+    /// OS pid per rank.
+    pub(super) pid: BTreeMap<u64, u32>,
+    /// OS tid per file.
+    pub(super) tid: HashMap<usize, u32>,
+    /// Links in flight: balance (+ starts − ends) and the first end's file.
+    /// Also the value id of the first end (see `value_ids` in `run`).
+    pub(super) open: HashMap<Key, (i64, usize, u32)>,
+    /// The end's file of links whose start does not name it.
+    pub(super) partner: HashMap<Key, usize>,
+}
+
+impl Scan {
+    pub(super) fn run(walk: &mut Walk, map: &EventMap) -> Result<(Scan, HashSet<Key>)> {
+        let mut s = Scan::default();
+        // Links some of whose starts do not name their end.
+        let mut needs_partner = vec![false; map.links.len()];
+        for def in map.events.values() {
+            if let Some(e) = def.link_start.as_ref().filter(|e| e.partner.is_none()) {
+                if let Some(x) = needs_partner.get_mut(e.link) {
+                    *x = true;
+                }
+            }
+        }
+        let mut keys = Keys {
+            fifo: HashMap::new(),
+        };
+        // Which ends pass 2 can place: a link is drawn only if both can,
+        // and only if both halves carry the same value (pj_dump rejects a
+        // link whose halves differ). A damaged record may name a rank or
+        // thread that no file is, or be read as another event of the map.
+        let ranks: HashSet<u64> = walk.files.iter().map(|f| f.id1).collect();
+        let threads: HashSet<(u64, u64)> = walk.files.iter().map(|f| (f.id1, f.id2)).collect();
+        let mut unplaceable: HashSet<Key> = HashSet::new();
+        // Link values by a small id, kept in the `open` entry of a key.
+        let mut value_ids: HashMap<&str, u32> = HashMap::new();
+        for def in map.events.values() {
+            for end in [&def.link_start, &def.link_end].into_iter().flatten() {
+                let n = value_ids.len() as u32;
+                value_ids.entry(end.value.as_str()).or_insert(n);
+            }
+        }
+        while let Some(i) = walk.next() {
+            let Some(f) = walk.files.get(i) else { break };
+            if let Some(def) = map.events.get(&f.rec.ty) {
+                let (rec, id1, id2) = (&f.rec, f.id1, f.id2);
+                if let Some(p) = def.process.and_then(|e| e.eval(rec, id1, id2, 0)) {
+                    s.pid.entry(id1).or_insert(p as u32);
+                }
+                if let Some(t) = def.thread.and_then(|e| e.eval(rec, id1, id2, 0)) {
+                    s.tid.entry(i).or_insert(t as u32);
+                }
+                for (end, start) in [(&def.link_start, true), (&def.link_end, false)] {
+                    let Some(end) = end else { continue };
+                    let (open, partner) = (&mut s.open, &mut s.partner);
+                    let level = map.links.get(end.link).map_or(Level::Rank, |l| l.level);
+                    let unplaceable = &mut unplaceable;
+                    let value = value_ids
+                        .get(end.value.as_str())
+                        .copied()
+                        .unwrap_or(u32::MAX);
+                    keys.each(end, start, rec, id1, id2, |k, peer| {
+                        let Some(k) = k else { return };
+                        if let Some(e) = end.partner {
+                            let placed = e.eval(rec, id1, id2, peer).is_some_and(|p| match level {
+                                Level::Rank => ranks.contains(&p),
+                                Level::Thread => threads.contains(&(id1, p)),
+                            });
+                            if !placed {
+                                unplaceable.insert(k);
+                            }
+                        }
+                        let e = open.entry(k).or_insert((0, i, value));
+                        if e.2 != value {
+                            unplaceable.insert(k);
+                        }
+                        e.0 += if start { 1 } else { -1 };
+                        if e.0 == 0 {
+                            // Both ends seen; the end's file is this one
+                            // or the one that came first.
+                            let end_file = if start { e.1 } else { i };
+                            open.remove(&k);
+                            if needs_partner.get(usize::from(k.link)) == Some(&true) {
+                                partner.insert(k, end_file);
+                            }
+                        }
+                    });
+                }
+            }
+            walk.advance(i)?;
+        }
+        // What is still open never found its other end.
+        let mut bad: HashSet<Key> = s.open.keys().copied().collect();
+        bad.extend(unplaceable);
+        s.open.clear();
+        Ok((s, bad))
+    }
+}
