@@ -49,6 +49,20 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
         crate::time::millis(r.origin),
         crate::time::utc(r.origin)
     )?;
+    write_sources(out, r)?;
+    write_hosts(out, r)?;
+    write_clocks(out, r)?;
+    write_messages(out, r)?;
+    let notes = warnings_of(r);
+    if !notes.is_empty() {
+        writeln!(out, "  warnings:")?;
+        rows(out, &notes, |out, w| writeln!(out, "    {w}"))?;
+    }
+    Ok(())
+}
+
+/// Per source: counts, time span, notes.
+fn write_sources(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
     writeln!(out, "  sources:")?;
     rows(out, &r.sources, |out, s| {
         let name = s.path.file_name().map_or_else(
@@ -82,6 +96,11 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
         writeln!(out)?;
         rows(out, &s.notes, |out, n| writeln!(out, "      {n}"))
     })?;
+    Ok(())
+}
+
+/// Every host name seen and the Machine it became.
+fn write_hosts(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
     writeln!(out, "  hosts:")?;
     first_rows(
         out,
@@ -98,6 +117,11 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
             }
         },
     )?;
+    Ok(())
+}
+
+/// The clock corrections, and the sources no clock stamped.
+fn write_clocks(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
     match &r.reference {
         None => writeln!(
             out,
@@ -155,6 +179,11 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
             unstamped.join(", ")
         )?;
     }
+    Ok(())
+}
+
+/// Message pairing and causality per message-passing source.
+fn write_messages(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
     let with_messages: Vec<_> = r
         .sources
         .iter()
@@ -188,11 +217,6 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
                 crate::time::format_duration(*worst)
             )
         })?;
-    }
-    let notes = warnings_of(r);
-    if !notes.is_empty() {
-        writeln!(out, "  warnings:")?;
-        rows(out, &notes, |out, w| writeln!(out, "    {w}"))?;
     }
     Ok(())
 }
