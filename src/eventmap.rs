@@ -289,25 +289,7 @@ impl EventMap {
                 level: l.level,
             });
         }
-        let mut values = HashMap::new();
-        for (v, d) in &raw.values {
-            let color = match &d.color {
-                None => None,
-                Some(c) if valid_color(c) => Some(c.clone()),
-                Some(c) => Some(crate::color::paje_color(c).ok_or_else(|| {
-                    bad(format!(
-                        "value `{v}`: color `{c}`: expected \"r g b\" in 0..1 or a color name"
-                    ))
-                })?),
-            };
-            values.insert(
-                v.clone(),
-                Display {
-                    name: d.name.clone(),
-                    color,
-                },
-            );
-        }
+        let values = values(&raw, &bad)?;
         let mut events: HashMap<u16, EventDef> = HashMap::new();
         for (state, [push, pop]) in &raw.pairs {
             for (id, def) in [
@@ -335,109 +317,7 @@ impl EventMap {
         }
         for e in &raw.event {
             let ctx = |what: String| bad(format!("event {} ({}): {what}", e.id, e.name));
-            let mut fields: HashMap<&str, (FieldType, usize)> = HashMap::new();
-            let mut per_type: HashMap<char, usize> = HashMap::new();
-            for f in &e.fields {
-                let (letter, name) = f.split_once(' ').unwrap_or(("", f));
-                let Some(t) = field_type(letter.trim()) else {
-                    return Err(ctx(format!(
-                        "field `{f}`: expected a type letter (i l w c s d f) then a name, as \"i dest_rank\""
-                    )));
-                };
-                let k = per_type.entry(t.letter()).or_default();
-                if fields.insert(name.trim(), (t, *k)).is_some() {
-                    return Err(ctx(format!("field `{}` is declared twice", name.trim())));
-                }
-                *k += 1;
-            }
-            let expr = |s: &str| -> Result<Expr> {
-                match s {
-                    "id1" => Ok(Expr::Id1),
-                    "id2" => Ok(Expr::Id2),
-                    "peer" => Ok(Expr::Peer),
-                    _ => match fields.get(s) {
-                        Some(&(t, k))
-                            if matches!(
-                                t,
-                                FieldType::U32 | FieldType::U64 | FieldType::U16 | FieldType::U8
-                            ) =>
-                        {
-                            Ok(Expr::Field(t, k))
-                        }
-                        Some(_) => Err(ctx(format!("`{s}` is not an integer field"))),
-                        None => Err(ctx(format!(
-                            "`{s}` is not a field of this event (nor id1, id2, peer)"
-                        ))),
-                    },
-                }
-            };
-            let end = |r: &Option<RawLinkEnd>, side: &str| -> Result<Option<LinkEnd>> {
-                let Some(r) = r else { return Ok(None) };
-                let Some(link) = links.iter().position(|l| l.key == r.link) else {
-                    return Err(ctx(format!(
-                        "{side}: link `{}` is not declared under [links]",
-                        r.link
-                    )));
-                };
-                let partner = match (side, &r.to, &r.from) {
-                    ("link_start", Some(p), None) => Some(expr(p)?),
-                    ("link_start", None, None) => None,
-                    ("link_end" | "link_here", None, Some(p)) => Some(expr(p)?),
-                    ("link_end", None, None) => None,
-                    _ => {
-                        return Err(ctx(format!(
-                            "{side}: the other end is `to` for link_start and `from` for link_end and link_here"
-                        )))
-                    }
-                };
-                let level = links.get(link).map(|l| l.level);
-                if partner.is_none() && (level == Some(Level::Rank) || side == "link_here") {
-                    return Err(ctx(format!(
-                        "{side}: a rank link (and any link_here) must name its other end"
-                    )));
-                }
-                if r.key.is_empty() && !r.fifo && side != "link_here" {
-                    return Err(ctx(format!("{side}: needs a `key` or `fifo = true`")));
-                }
-                if r.key.len() > 3 {
-                    return Err(ctx(format!("{side}: a key has at most 3 parts")));
-                }
-                let mut key = Vec::new();
-                for k in &r.key {
-                    key.push(expr(k)?);
-                }
-                let each = r.each.as_deref().map(expr).transpose()?;
-                let uses_peer = key.contains(&Expr::Peer) || partner == Some(Expr::Peer);
-                if uses_peer != each.is_some() {
-                    return Err(ctx(format!(
-                        "{side}: `peer` is used with `each` and only then"
-                    )));
-                }
-                Ok(Some(LinkEnd {
-                    link,
-                    key,
-                    fifo: r.fifo,
-                    partner,
-                    each,
-                    size: r.size.as_deref().map(expr).transpose()?,
-                    value: r.value.clone().unwrap_or_else(|| {
-                        links.get(link).map(|l| l.name.clone()).unwrap_or_default()
-                    }),
-                }))
-            };
-            let def = EventDef {
-                name: e.name.clone(),
-                process: e.process.as_deref().map(expr).transpose()?,
-                thread: e.thread.as_deref().map(expr).transpose()?,
-                set: e.set.clone(),
-                push: e.push.clone(),
-                pop: e.pop,
-                end: e.end,
-                event: e.event.clone(),
-                link_start: end(&e.link_start, "link_start")?,
-                link_end: end(&e.link_end, "link_end")?,
-                link_here: end(&e.link_here, "link_here")?,
-            };
+            let def = event_def(e, &links, &ctx)?;
             if [def.set.is_some(), def.push.is_some(), def.pop, def.end]
                 .iter()
                 .filter(|&&x| x)
@@ -468,6 +348,140 @@ impl EventMap {
             values,
         })
     }
+}
+
+/// The display of each value the map names, colors checked.
+fn values(raw: &RawMap, bad: &dyn Fn(String) -> Error) -> Result<HashMap<String, Display>> {
+    let mut values = HashMap::new();
+    for (v, d) in &raw.values {
+        let color = match &d.color {
+            None => None,
+            Some(c) if valid_color(c) => Some(c.clone()),
+            Some(c) => Some(crate::color::paje_color(c).ok_or_else(|| {
+                bad(format!(
+                    "value `{v}`: color `{c}`: expected \"r g b\" in 0..1 or a color name"
+                ))
+            })?),
+        };
+        values.insert(
+            v.clone(),
+            Display {
+                name: d.name.clone(),
+                color,
+            },
+        );
+    }
+    Ok(values)
+}
+
+/// One `[[event]]` of a map: its fields, the expressions that read them,
+/// and its state and link roles.
+fn event_def(e: &RawEvent, links: &[LinkDef], ctx: &dyn Fn(String) -> Error) -> Result<EventDef> {
+    let mut fields: HashMap<&str, (FieldType, usize)> = HashMap::new();
+    let mut per_type: HashMap<char, usize> = HashMap::new();
+    for f in &e.fields {
+        let (letter, name) = f.split_once(' ').unwrap_or(("", f));
+        let Some(t) = field_type(letter.trim()) else {
+            return Err(ctx(format!(
+                "field `{f}`: expected a type letter (i l w c s d f) then a name, as \"i dest_rank\""
+            )));
+        };
+        let k = per_type.entry(t.letter()).or_default();
+        if fields.insert(name.trim(), (t, *k)).is_some() {
+            return Err(ctx(format!("field `{}` is declared twice", name.trim())));
+        }
+        *k += 1;
+    }
+    let expr = |s: &str| -> Result<Expr> {
+        match s {
+            "id1" => Ok(Expr::Id1),
+            "id2" => Ok(Expr::Id2),
+            "peer" => Ok(Expr::Peer),
+            _ => match fields.get(s) {
+                Some(&(t, k))
+                    if matches!(
+                        t,
+                        FieldType::U32 | FieldType::U64 | FieldType::U16 | FieldType::U8
+                    ) =>
+                {
+                    Ok(Expr::Field(t, k))
+                }
+                Some(_) => Err(ctx(format!("`{s}` is not an integer field"))),
+                None => Err(ctx(format!(
+                    "`{s}` is not a field of this event (nor id1, id2, peer)"
+                ))),
+            },
+        }
+    };
+    let end = |r: &Option<RawLinkEnd>, side: &str| -> Result<Option<LinkEnd>> {
+        let Some(r) = r else { return Ok(None) };
+        let Some(link) = links.iter().position(|l| l.key == r.link) else {
+            return Err(ctx(format!(
+                "{side}: link `{}` is not declared under [links]",
+                r.link
+            )));
+        };
+        let partner = match (side, &r.to, &r.from) {
+            ("link_start", Some(p), None) => Some(expr(p)?),
+            ("link_start", None, None) => None,
+            ("link_end" | "link_here", None, Some(p)) => Some(expr(p)?),
+            ("link_end", None, None) => None,
+            _ => {
+                return Err(ctx(format!(
+                    "{side}: the other end is `to` for link_start and `from` for link_end and link_here"
+                )))
+            }
+        };
+        let level = links.get(link).map(|l| l.level);
+        if partner.is_none() && (level == Some(Level::Rank) || side == "link_here") {
+            return Err(ctx(format!(
+                "{side}: a rank link (and any link_here) must name its other end"
+            )));
+        }
+        if r.key.is_empty() && !r.fifo && side != "link_here" {
+            return Err(ctx(format!("{side}: needs a `key` or `fifo = true`")));
+        }
+        if r.key.len() > 3 {
+            return Err(ctx(format!("{side}: a key has at most 3 parts")));
+        }
+        let mut key = Vec::new();
+        for k in &r.key {
+            key.push(expr(k)?);
+        }
+        let each = r.each.as_deref().map(expr).transpose()?;
+        let uses_peer = key.contains(&Expr::Peer) || partner == Some(Expr::Peer);
+        if uses_peer != each.is_some() {
+            return Err(ctx(format!(
+                "{side}: `peer` is used with `each` and only then"
+            )));
+        }
+        Ok(Some(LinkEnd {
+            link,
+            key,
+            fifo: r.fifo,
+            partner,
+            each,
+            size: r.size.as_deref().map(expr).transpose()?,
+            value: r
+                .value
+                .clone()
+                .unwrap_or_else(|| links.get(link).map(|l| l.name.clone()).unwrap_or_default()),
+        }))
+    };
+    let def = EventDef {
+        name: e.name.clone(),
+        process: e.process.as_deref().map(expr).transpose()?,
+        thread: e.thread.as_deref().map(expr).transpose()?,
+        set: e.set.clone(),
+        push: e.push.clone(),
+        pop: e.pop,
+        end: e.end,
+        event: e.event.clone(),
+        link_start: end(&e.link_start, "link_start")?,
+        link_end: end(&e.link_end, "link_end")?,
+        link_here: end(&e.link_here, "link_here")?,
+    };
+    Ok(def)
 }
 
 #[cfg(test)]

@@ -38,3 +38,54 @@ fn the_kind_table_is_the_only_list_of_sources() {
         run.lines().count()
     );
 }
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// No file under `src/` over 700 lines, no function over 150: a reader can
+/// hold one in their head. A function runs from its `fn` line to the
+/// closing brace at its own indentation.
+#[test]
+fn files_and_functions_stay_short() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.len() <= 700, "{}: {} lines", f.display(), lines.len());
+        let mut i = 0;
+        while i < lines.len() {
+            let l = lines[i];
+            let indent = l.len() - l.trim_start().len();
+            let t = l.trim_start();
+            let is_fn = t.starts_with("fn ")
+                || t.starts_with("pub fn ")
+                || t.starts_with("pub(super) fn ")
+                || t.starts_with("pub(crate) fn ");
+            if is_fn && !l.trim_end().ends_with(';') {
+                let close = format!("{}}}", " ".repeat(indent));
+                let end = (i + 1..lines.len())
+                    .find(|&k| lines[k] == close)
+                    .unwrap_or(lines.len());
+                assert!(
+                    end - i < 150,
+                    "{}:{}: a function of {} lines",
+                    f.display(),
+                    i + 1,
+                    end - i + 1
+                );
+                i = end;
+            }
+            i += 1;
+        }
+    }
+}
