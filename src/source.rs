@@ -99,8 +99,13 @@ impl Timeline {
 
     /// A timeline whose positions are byte offsets (binary inputs).
     pub fn binary(window: i64, stats: SourceStats) -> Timeline {
+        Timeline::counting(window, stats, "byte")
+    }
+
+    /// A timeline whose positions count `unit`s (`row` of an RRD archive).
+    pub fn counting(window: i64, stats: SourceStats, unit: &'static str) -> Timeline {
         let mut t = Timeline::new(window, stats);
-        t.reorder.unit = "byte";
+        t.reorder.unit = unit;
         t
     }
 

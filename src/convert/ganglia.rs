@@ -482,6 +482,8 @@ pub struct RrdSource {
     host: String,
     metric: String,
     rows: std::vec::IntoIter<(i64, f64)>,
+    /// The row being converted (1-based), for messages.
+    row: u64,
     cluster: Option<String>,
     metrics: Metrics,
 }
@@ -517,10 +519,14 @@ impl RrdSource {
             host,
             metric,
             rows: rows.into_iter(),
+            row: 0,
             cluster: setup.cluster,
             metrics: Metrics::new(reg)?,
         };
-        Ok(Converted::new(source, Timeline::binary(setup.window, st)))
+        Ok(Converted::new(
+            source,
+            Timeline::counting(setup.window, st, "row"),
+        ))
     }
 }
 
@@ -530,9 +536,10 @@ impl Converter for RrdSource {
             self.metrics.note(&mut out.stats);
             return Ok(false);
         };
+        self.row += 1;
         let cluster = self.cluster.as_deref();
         if let Some(op) = self.metrics.op(reg, &self.host, cluster, &self.metric, v) {
-            out.push(t as u64, t.saturating_mul(1_000_000_000), op)?;
+            out.push(self.row, t.saturating_mul(1_000_000_000), op)?;
         }
         Ok(true)
     }

@@ -23,6 +23,8 @@ pub struct OsSource {
     machine: ContainerId,
     thread_of: HashMap<u32, u32>,
     rows: HashMap<u32, (ContainerId, ValueId, ValueId, TypeId)>,
+    /// The hierarchy's `[os]` section, taken once per file.
+    os: crate::hierarchy::OsConfig,
 }
 
 /// The host an `.os` file describes: its `# host` line, else the file stem.
@@ -77,6 +79,7 @@ impl OsSource {
             machine,
             thread_of,
             rows: HashMap::new(),
+            os: reg.hierarchy.os.clone(),
         };
         Ok(Converted::new(converter, Timeline::new(window, stats)))
     }
@@ -92,7 +95,7 @@ impl OsSource {
         }
         .unwrap_or(self.machine);
         let parent_type = reg.container(container).ty;
-        let os = reg.hierarchy.os.clone();
+        let os = &self.os;
         let ty = reg.state_type(parent_type, &os.state_name);
         let running = reg.value_of(ty, "running", &os.running);
         let blocked = reg.value_of(ty, "blocked", &os.blocked);

@@ -54,6 +54,11 @@ impl Anchor {
 /// The offset of the first `integrador_epoch=` marker of a trace, if any
 /// (markers are written at the start of a capture, so the scan is short).
 fn find_marker(path: &Path, format: Format) -> Result<Option<i64>> {
+    // Most traces have no marker (perf never does): look for its text
+    // before parsing the whole trace a second time.
+    if !contains_marker(path)? {
+        return Ok(None);
+    }
     let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
     let mut r = TextReader::new(
         BufReader::with_capacity(crate::input::buffer_size(path), file),
@@ -77,6 +82,36 @@ fn find_marker(path: &Path, format: Format) -> Result<Option<i64>> {
         }
     }
     Ok(None)
+}
+
+/// Whether the marker text may appear in the file: a byte scan of a
+/// regular file, a block at a time, keeping the marker's length of
+/// overlap; `true` for anything else.
+fn contains_marker(path: &Path) -> Result<bool> {
+    use std::io::Read;
+    // Only a regular file has an end to scan to; anything else (a device,
+    // a pipe) goes to the parser, whose line cap bounds it.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Ok(true);
+    }
+    let mut file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+    let needle = MARKER.as_bytes();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut kept = 0;
+    loop {
+        let n = file
+            .read(&mut buf[kept..])
+            .map_err(|e| Error::in_file(path, e))?;
+        if n == 0 {
+            return Ok(false);
+        }
+        let end = kept + n;
+        if buf[..end].windows(needle.len()).any(|w| w == needle) {
+            return Ok(true);
+        }
+        kept = (needle.len() - 1).min(end);
+        buf.copy_within(end - kept..end, 0);
+    }
 }
 
 /// The host a text trace describes: a `# host <name>` line, else the
@@ -134,6 +169,8 @@ pub struct SchedSource {
     late: u64,
     newest: i64,
     done: bool,
+    /// The hierarchy's `[os]` section, taken once per file.
+    os: crate::hierarchy::OsConfig,
 }
 
 /// An op kept in the heap (ordered by time, then sequence only).
@@ -228,6 +265,7 @@ impl SchedSource {
             late: 0,
             newest: i64::MIN,
             done: false,
+            os: reg.hierarchy.os.clone(),
         };
         Ok(Opened {
             source: Converted::new(source, Timeline::new(window, stats)),
@@ -242,7 +280,7 @@ impl SchedSource {
         let container = reg
             .process(self.machine, pid as u32)
             .unwrap_or(self.machine);
-        let os = reg.hierarchy.os.clone();
+        let os = &self.os;
         let ty = reg.state_type(reg.container(container).ty, &os.state_name);
         let r = Row {
             container,
