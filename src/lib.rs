@@ -17,6 +17,7 @@ pub mod input;
 pub mod merge;
 pub mod messages;
 pub mod model;
+pub mod order;
 pub mod output;
 pub mod paje;
 pub mod progress;

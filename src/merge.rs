@@ -7,58 +7,27 @@
 
 use crate::error::Result;
 use crate::model::Event;
+use crate::order::MinQueue;
 use crate::registry::Registry;
 use crate::source::EventSource;
-use std::cmp::Ordering;
-use std::collections::binary_heap::{BinaryHeap, PeekMut};
 
-struct Head {
-    event: Event,
-    source: usize,
-    seq: u64,
-}
-
-impl Head {
-    fn key(&self) -> (i64, usize, u64) {
-        (self.event.time, self.source, self.seq)
-    }
-}
-
-impl PartialEq for Head {
-    fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
-    }
-}
-impl Eq for Head {}
-impl PartialOrd for Head {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Head {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key().cmp(&self.key())
-    }
-}
+/// A source's pending event, keyed by (time, source index, sequence).
+type Key = (i64, usize, u64);
 
 /// Merges sources into one time-ordered stream.
 pub struct Merge {
     sources: Vec<Box<dyn EventSource>>,
-    heap: BinaryHeap<Head>,
+    heap: MinQueue<Key, Event>,
     seq: Vec<u64>,
 }
 
 impl Merge {
     /// Pulls the first event of every source.
     pub fn new(mut sources: Vec<Box<dyn EventSource>>, reg: &mut Registry) -> Result<Merge> {
-        let mut heap = BinaryHeap::with_capacity(sources.len());
+        let mut heap = MinQueue::with_capacity(sources.len());
         for (i, s) in sources.iter_mut().enumerate() {
             if let Some(event) = s.next_event(reg)? {
-                heap.push(Head {
-                    event,
-                    source: i,
-                    seq: 0,
-                });
+                heap.push((event.time, i, 0), event);
             }
         }
         let seq = vec![1; sources.len()];
@@ -67,7 +36,7 @@ impl Merge {
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<i64> {
-        self.heap.peek().map(|h| h.event.time)
+        self.heap.peek().map(|(k, _)| k.0)
     }
 
     /// The next event in (time, source, sequence) order.
@@ -77,24 +46,19 @@ impl Merge {
 
     /// The next event and the index of the source it came from.
     pub fn next(&mut self, reg: &mut Registry) -> Result<Option<(usize, Event)>> {
-        let Some(mut top) = self.heap.peek_mut() else {
+        let Some((&(_, i, _), _)) = self.heap.peek() else {
             return Ok(None);
         };
-        let i = top.source;
-        let event = top.event;
-        // Replace the head in place and let PeekMut sift it down once,
+        // The head is replaced by its source's next event in one sift,
         // rather than a pop and a push.
-        match self.sources[i].next_event(reg)? {
-            Some(next) => {
-                let seq = &mut self.seq[i];
-                top.event = next;
-                top.seq = *seq;
-                *seq += 1;
-            }
-            None => {
-                PeekMut::pop(top);
-            }
-        }
+        let next = self.sources[i].next_event(reg)?.map(|next| {
+            let seq = &mut self.seq[i];
+            *seq += 1;
+            ((next.time, i, *seq - 1), next)
+        });
+        let Some((_, event)) = self.heap.replace_top(next) else {
+            return Ok(None);
+        };
         Ok(Some((i, event)))
     }
 

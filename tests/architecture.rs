@@ -89,3 +89,17 @@ fn files_and_functions_stay_short() {
         }
     }
 }
+
+/// Ordering is written once: `src/order.rs` holds the only heap.
+#[test]
+fn one_heap_implementation() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    for f in files {
+        if f.ends_with("src/order.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(!text.contains("BinaryHeap"), "{} has its own heap", f.display());
+    }
+}

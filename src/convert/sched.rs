@@ -13,13 +13,13 @@ use crate::clock::ClockMap;
 use crate::error::{Error, Result};
 use crate::hierarchy::Role;
 use crate::model::{ContainerId, Op, TypeId, ValueId};
+use crate::order::MinQueue;
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
 use integrador_sched::switches::{Change, Cpus, Switch};
 use integrador_sched::text::{kernel_state, Event, Kind, TextReader};
 use integrador_sched::Format;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
@@ -157,7 +157,7 @@ pub struct SchedSource {
     switches: Vec<Switch>,
     /// Ops waiting until no inferred switch can come before them:
     /// (time, sequence, line, op).
-    staged: BinaryHeap<Reverse<(i64, u64, u64, StagedOp)>>,
+    staged: MinQueue<(i64, u64), (u64, Op)>,
     seq: u64,
     offset: i64,
     machine: ContainerId,
@@ -171,27 +171,6 @@ pub struct SchedSource {
     done: bool,
     /// The hierarchy's `[os]` section, taken once per file.
     os: crate::hierarchy::OsConfig,
-}
-
-/// An op kept in the heap (ordered by time, then sequence only).
-#[derive(Clone, Copy)]
-struct StagedOp(Op);
-
-impl PartialEq for StagedOp {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-impl Eq for StagedOp {}
-impl PartialOrd for StagedOp {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for StagedOp {
-    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
-        std::cmp::Ordering::Equal
-    }
 }
 
 /// What opening a trace found about its clock.
@@ -255,7 +234,7 @@ impl SchedSource {
             reader,
             cpus: Cpus::new(),
             switches: Vec::new(),
-            staged: BinaryHeap::new(),
+            staged: MinQueue::default(),
             seq: 0,
             offset: anchor.offset(),
             machine,
@@ -303,12 +282,8 @@ impl SchedSource {
             ts
         };
         self.seq += 1;
-        self.staged.push(Reverse((
-            ts.saturating_add(self.offset),
-            self.seq,
-            line,
-            StagedOp(op),
-        )));
+        self.staged
+            .push((ts.saturating_add(self.offset), self.seq), (line, op));
     }
 
     fn set(
@@ -375,11 +350,11 @@ impl SchedSource {
             self.released = self.released.max(u);
         }
         let upto = upto.map(|u| u.saturating_add(self.offset));
-        while let Some(Reverse((t, _, _, _))) = self.staged.peek() {
-            if upto.is_some_and(|u| *t > u) {
+        while let Some((&(t, _), _)) = self.staged.peek() {
+            if upto.is_some_and(|u| t > u) {
                 break;
             }
-            let Some(Reverse((t, _, line, StagedOp(op)))) = self.staged.pop() else {
+            let Some(((t, _), (line, op))) = self.staged.pop() else {
                 break;
             };
             out.push(line, t, op)?;

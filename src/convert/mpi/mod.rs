@@ -33,12 +33,12 @@ use crate::clock::{parse_epoch_ns, seconds_to_ns, ClockMap};
 use crate::error::{Error, Result};
 use crate::hierarchy::{Display, Role};
 use crate::model::{ContainerId, LinkKey, Op, TypeId, ValueId};
+use crate::order::MinQueue;
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, MessageStats, SourceStats, Timeline};
 use integrador_clog::clog2::cargo_string;
 use integrador_clog::{Body, Record};
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 /// The anchor's event name (docs/formats.md §5).
@@ -92,7 +92,8 @@ struct At {
 #[derive(Default)]
 struct Lanes {
     lanes: Vec<VecDeque<(i64, u64, u64, Op)>>,
-    heads: BinaryHeap<Reverse<(i64, u64, usize)>>,
+    /// Each non-empty lane by its first event's (time, sequence).
+    heads: MinQueue<(i64, u64), usize>,
     seq: u64,
 }
 
@@ -109,7 +110,7 @@ impl Lanes {
             return out.push(pos, time, op);
         }
         if q.is_empty() {
-            self.heads.push(Reverse((time, self.seq, lane)));
+            self.heads.push((time, self.seq), lane);
         }
         q.push_back((time, self.seq, pos, op));
         self.seq += 1;
@@ -134,7 +135,7 @@ impl Lanes {
     /// Hands over every event up to `upto` (all with `None`), earliest
     /// first, ties in file order.
     fn release(&mut self, out: &mut Timeline, upto: Option<i64>) -> Result<()> {
-        while let Some(&Reverse((t, _, lane))) = self.heads.peek() {
+        while let Some((&(t, _), &lane)) = self.heads.peek() {
             if upto.is_some_and(|u| t > u) {
                 break;
             }
@@ -146,7 +147,7 @@ impl Lanes {
                 continue;
             };
             if let Some(next) = q.front() {
-                self.heads.push(Reverse((next.0, next.1, lane)));
+                self.heads.push((next.0, next.1), lane);
             }
             out.push(pos, time, op)?;
         }

@@ -27,8 +27,7 @@ use crate::model::{ContainerId, LinkKey, Op, TypeId, ValueId};
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, MessageStats, SourceStats, Timeline};
 use integrador_rastro::{End, Record, RstReader};
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -32,7 +32,7 @@ impl Input {
 /// The files merged on corrected time.
 pub(super) struct Walk {
     pub(super) files: Vec<Input>,
-    pub(super) heap: BinaryHeap<Reverse<(i64, usize)>>,
+    pub(super) heap: crate::order::MinQueue<(i64, usize), ()>,
     pub(super) window: i64,
 }
 
@@ -60,7 +60,7 @@ impl Walk {
         }
         let mut w = Walk {
             files,
-            heap: BinaryHeap::new(),
+            heap: crate::order::MinQueue::default(),
             window,
         };
         for i in 0..w.files.len() {
@@ -96,13 +96,13 @@ impl Walk {
         }
         f.last_raw = f.last_raw.max(raw);
         f.time = f.clock.map(raw);
-        self.heap.push(Reverse((f.time, i)));
+        self.heap.push((f.time, i), ());
         Ok(())
     }
 
     /// The file holding the next record in time order.
     pub(super) fn next(&mut self) -> Option<usize> {
-        self.heap.pop().map(|Reverse((_, i))| i)
+        self.heap.pop().map(|((_, i), ())| i)
     }
 }
 
