@@ -8,7 +8,9 @@
 //! qualified names are never one host by that rule, so `node01.a.example`
 //! and `node01.b.example` of two domains stay apart.
 
-use std::collections::HashMap;
+// foldhash: a fast hash with a random seed per run, so crafted names
+// cannot make lookups quadratic (SipHash was 13% of a Ganglia run).
+use foldhash::{HashMap, HashMapExt};
 use std::net::IpAddr;
 use std::sync::Arc;
 

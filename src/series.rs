@@ -5,6 +5,16 @@ use crate::model::{ContainerId, Event, Op, TypeId};
 use crate::registry::Registry;
 use std::collections::HashMap;
 
+/// The variable types of one container and the source that first set
+/// each: most containers have one (a host with one metric of a million),
+/// kept without a heap block.
+enum Owners {
+    None,
+    One((TypeId, u32)),
+    /// Sorted by type.
+    Many(Vec<(TypeId, u32)>),
+}
+
 /// Keeps the value series of different sources apart. Two sources that
 /// set the same variable of the same container (two PCP archives of one
 /// host, a Ganglia recording and its XML snapshots) would interleave
@@ -12,8 +22,10 @@ use std::collections::HashMap;
 /// named after its file, and a note says so.
 #[derive(Default)]
 pub struct Series {
-    /// The source that first set each (container, variable type).
-    owner: HashMap<(ContainerId, TypeId), usize>,
+    /// Per container (by id): its variable types, sorted, each with the
+    /// source that first set it. A binary search in a short list per event
+    /// costs less than a hash.
+    owner: Vec<Owners>,
     /// The type given to another source's series of a type.
     variant: HashMap<(TypeId, usize), TypeId>,
     /// Per (first source, second source): how many series were split, and
@@ -34,7 +46,7 @@ impl Series {
         let Op::SetVariable { container, ty, .. } = &mut ev.op else {
             return;
         };
-        let owner = *self.owner.entry((*container, *ty)).or_insert(source);
+        let (owner, _) = self.owner_of(*container, *ty, source);
         if owner == source {
             return;
         }
@@ -48,7 +60,7 @@ impl Series {
             }
         };
         // The variant is this source's own from now on.
-        if self.owner.insert((*container, *ty), source).is_none() {
+        if self.owner_of(*container, *ty, source).1 {
             let pair = (owner, source);
             match self.clashes.iter_mut().find(|c| c.0 == pair) {
                 Some(c) => c.1 += 1,
@@ -62,6 +74,37 @@ impl Series {
                     self.clashes.push((pair, 1, example));
                 }
             }
+        }
+    }
+
+    /// The source that owns (`container`, `ty`), made `source` if none
+    /// does yet; and whether it was made so now.
+    fn owner_of(&mut self, container: ContainerId, ty: TypeId, source: usize) -> (usize, bool) {
+        let c = container.0 as usize;
+        if self.owner.len() <= c {
+            self.owner.resize_with(c + 1, || Owners::None);
+        }
+        let slot = &mut self.owner[c];
+        let mine = (ty, source as u32);
+        match slot {
+            Owners::None => {
+                *slot = Owners::One(mine);
+                (source, true)
+            }
+            Owners::One((t, o)) if *t == ty => (*o as usize, false),
+            Owners::One(first) => {
+                let mut rows = vec![*first, mine];
+                rows.sort_by_key(|(t, _)| t.0);
+                *slot = Owners::Many(rows);
+                (source, true)
+            }
+            Owners::Many(rows) => match rows.binary_search_by_key(&ty.0, |(t, _)| t.0) {
+                Ok(i) => (rows[i].1 as usize, false),
+                Err(i) => {
+                    rows.insert(i, mine);
+                    (source, true)
+                }
+            },
         }
     }
 

@@ -100,6 +100,10 @@ fn one_heap_implementation() {
             continue;
         }
         let text = std::fs::read_to_string(&f).unwrap();
-        assert!(!text.contains("BinaryHeap"), "{} has its own heap", f.display());
+        assert!(
+            !text.contains("BinaryHeap"),
+            "{} has its own heap",
+            f.display()
+        );
     }
 }

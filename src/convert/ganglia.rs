@@ -53,11 +53,16 @@ impl Metrics {
             self.left_out += 1;
             return None;
         }
-        let machine = match &self.last_host {
+        let machine = match &mut self.last_host {
             Some((h, m)) if h == host => *m,
-            _ => {
+            last => {
                 let m = reg.machine(host, cluster);
-                self.last_host = Some((host.to_string(), m));
+                // The name's buffer is reused: hosts alternate on every
+                // line of a recording.
+                let (h, at) = last.get_or_insert_with(|| (String::new(), m));
+                h.clear();
+                h.push_str(host);
+                *at = m;
                 m
             }
         };
