@@ -26,6 +26,10 @@ pub struct Series {
     /// source that first set it. A binary search in a short list per event
     /// costs less than a hash.
     owner: Vec<Owners>,
+    /// Per variable type: the (source, container) that first set it. An
+    /// event of that pair needs no lookup: the common case, one archive
+    /// setting its own host's metrics.
+    first: Vec<(u32, u32)>,
     /// The type given to another source's series of a type.
     variant: HashMap<(TypeId, usize), TypeId>,
     /// Per (first source, second source): how many series were split, and
@@ -46,6 +50,17 @@ impl Series {
         let Op::SetVariable { container, ty, .. } = &mut ev.op else {
             return;
         };
+        let t = ty.0 as usize;
+        if self.first.len() <= t {
+            self.first.resize(t + 1, (u32::MAX, u32::MAX));
+        }
+        let pair = (source as u32, container.0);
+        if self.first[t] == pair {
+            return;
+        }
+        if self.first[t].0 == u32::MAX {
+            self.first[t] = pair;
+        }
         let (owner, _) = self.owner_of(*container, *ty, source);
         if owner == source {
             return;

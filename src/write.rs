@@ -89,9 +89,13 @@ pub fn write_all<S: TraceSink>(
         .map_err(WriteError::Io)?;
     let mut n: u64 = 0;
     let mut series = Series::default();
+    // One source cannot clash with itself: the check is skipped.
+    let many = merge.sources().len() > 1;
     while let Some((source, mut ev)) = merge.next(reg).map_err(WriteError::Input)? {
-        let label = |i: usize| source_label(merge, i);
-        series.keep_apart(reg, source, &mut ev, &label);
+        if many {
+            let label = |i: usize| source_label(merge, i);
+            series.keep_apart(reg, source, &mut ev, &label);
+        }
         sink.write_event(reg, &ev).map_err(WriteError::Io)?;
         n += 1;
         if n % (1 << 14) == 0 {
