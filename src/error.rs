@@ -65,12 +65,30 @@ impl Error {
 }
 
 impl fmt::Display for Error {
+    /// One line whatever the message quotes: a control character from an
+    /// input (a newline in a PCP host name) is written as an escape.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        for c in self.message.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
     }
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_message_is_one_line() {
+        let e = super::Error::input("host vm\n, the other\u{0}");
+        assert_eq!(e.to_string(), "host vm\\n, the other\\u{0}");
+    }
+}
 
 /// Result alias of the integrator.
 pub type Result<T> = std::result::Result<T, Error>;
