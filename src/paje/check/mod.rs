@@ -443,11 +443,20 @@ impl Checker {
             let need = slots.len();
             // A user field (a name Pajé does not know) is read into the
             // entity, so its absence aborts pj_dump; a known field the
-            // event does not use is never read.
+            // event does not use is never read. Every definition and
+            // container reads its Alias; only variable types and values
+            // read a Color (a missing Color on a container type is
+            // accepted by pj_dump 1.3.6).
+            let reads_color = matches!(
+                kind,
+                EventKind::DefineVariableType | EventKind::DefineEntityValue
+            );
             let missing_needed = slots.iter().skip(w.len()).any(|f| match f {
                 None => true,
                 Some(f) => {
-                    kind.obligatory().contains(f) || matches!(f, Field::Alias | Field::Color)
+                    kind.obligatory().contains(f)
+                        || *f == Field::Alias
+                        || (*f == Field::Color && reads_color)
                 }
             });
             if missing_needed {
