@@ -47,8 +47,6 @@ pub struct TypeDef {
     pub name: Name,
     /// Color, for variable types.
     pub color: Option<Name>,
-    /// Whether the writer has declared it.
-    pub declared: bool,
 }
 
 /// A registered container.
@@ -60,8 +58,6 @@ pub struct ContainerDef {
     pub parent: Option<ContainerId>,
     /// Name shown by Pajé.
     pub name: Name,
-    /// Whether the writer has created it.
-    pub created: bool,
 }
 
 /// A registered value of a state type.
@@ -73,8 +69,6 @@ pub struct ValueDef {
     pub name: String,
     /// Color.
     pub color: Option<String>,
-    /// Whether the writer has declared it.
-    pub declared: bool,
 }
 
 /// A host name seen in an input and the Machine it was unified to.
@@ -209,7 +203,6 @@ impl Registry {
                 parent,
                 name: level.name.into(),
                 color: None,
-                declared: false,
             });
             me.level_types.push(id);
             parent = Some(id);
@@ -242,29 +235,14 @@ impl Registry {
         &self.types[id.0 as usize]
     }
 
-    /// Mutable access for the writer's bookkeeping.
-    pub fn type_def_mut(&mut self, id: TypeId) -> &mut TypeDef {
-        &mut self.types[id.0 as usize]
-    }
-
     /// A container by id.
     pub fn container(&self, id: ContainerId) -> &ContainerDef {
         &self.containers[id.0 as usize]
     }
 
-    /// Mutable access for the writer's bookkeeping.
-    pub fn container_mut(&mut self, id: ContainerId) -> &mut ContainerDef {
-        &mut self.containers[id.0 as usize]
-    }
-
     /// A value by id.
     pub fn value(&self, id: ValueId) -> &ValueDef {
         &self.values[id.0 as usize]
-    }
-
-    /// Mutable access for the writer's bookkeeping.
-    pub fn value_mut(&mut self, id: ValueId) -> &mut ValueDef {
-        &mut self.values[id.0 as usize]
     }
 
     /// The container type of a role, if the hierarchy has that level.
@@ -300,12 +278,7 @@ impl Registry {
     ) -> ContainerId {
         let id = ContainerId(self.containers.len() as u32);
         let name = name.into();
-        self.containers.push(ContainerDef {
-            ty,
-            parent,
-            name,
-            created: false,
-        });
+        self.containers.push(ContainerDef { ty, parent, name });
         id
     }
 
@@ -488,15 +461,10 @@ impl Registry {
         c
     }
 
-    /// Renames a container before the writer creates it (an MPI rank's
-    /// Process shows its rank beside its pid). Returns whether it could.
-    pub fn rename(&mut self, c: ContainerId, name: &str) -> bool {
-        let def = &mut self.containers[c.0 as usize];
-        if def.created {
-            return false;
-        }
-        def.name = name.into();
-        true
+    /// Renames a container while the sources open, before anything is
+    /// written (an MPI rank's Process shows its rank beside its pid).
+    pub fn rename(&mut self, c: ContainerId, name: &str) {
+        self.containers[c.0 as usize].name = name.into();
     }
 
     /// The innermost container holding both `a` and `b` (`None` = root).
@@ -546,7 +514,6 @@ impl Registry {
             parent,
             name: name.into(),
             color: None,
-            declared: false,
         });
         self.link_types.insert(key, t);
         t
@@ -623,7 +590,6 @@ impl Registry {
             parent: Some(parent),
             name,
             color,
-            declared: false,
         });
         self.sub_types
             .entry((parent, kind))
@@ -642,7 +608,6 @@ impl Registry {
             ty,
             name: display.name.clone().unwrap_or_else(|| key.to_string()),
             color: display.color.clone(),
-            declared: false,
         });
         self.value_ids.insert((ty, key.to_string()), id);
         id

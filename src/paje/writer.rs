@@ -201,6 +201,15 @@ impl WriteStats {
     }
 }
 
+/// Marks `id` done in `book`; `false` when it already was.
+fn mark(book: &mut Vec<bool>, id: u32) -> bool {
+    let i = id as usize;
+    if book.len() <= i {
+        book.resize(i + 1, false);
+    }
+    !std::mem::replace(&mut book[i], true)
+}
+
 /// The start of the line that records T0: a container type, never used,
 /// named `T0=<epoch seconds>` with alias `origin`. A `#` comment made ViTE
 /// 1.2 warn on every file; an unused type is read silently by pj_dump and
@@ -220,6 +229,11 @@ pub struct PajeWriter<W: Write> {
     absolute: bool,
     line: Vec<u8>,
     created: Vec<ContainerId>,
+    /// The writer's own book of what it declared and created, by id: the
+    /// registry is a catalogue the writer only reads.
+    done_types: Vec<bool>,
+    done_values: Vec<bool>,
+    done_containers: Vec<bool>,
     values_declared: u32,
     stats: WriteStats,
     /// Depth of each (container, state type) stack as written.
@@ -255,6 +269,9 @@ impl<W: Write> PajeWriter<W> {
             absolute,
             line: Vec::with_capacity(256),
             created: Vec::new(),
+            done_types: Vec::new(),
+            done_values: Vec::new(),
+            done_containers: Vec::new(),
             values_declared: 0,
             depth: Vec::new(),
             stats: WriteStats {
@@ -483,7 +500,7 @@ impl<W: Write> PajeWriter<W> {
     }
 
     fn declare_type(&mut self, reg: &mut Registry, ty: TypeId) -> io::Result<()> {
-        if reg.type_def(ty).declared {
+        if !mark(&mut self.done_types, ty.0) {
             return Ok(());
         }
         let def = reg.type_def(ty).clone();
@@ -515,12 +532,11 @@ impl<W: Write> PajeWriter<W> {
             self.name(def.color.as_deref().unwrap_or("0.5 0.5 0.5"));
         }
         self.ident('t', ty.0);
-        reg.type_def_mut(ty).declared = true;
         self.end()
     }
 
     fn declare_value(&mut self, reg: &mut Registry, v: ValueId) -> io::Result<()> {
-        if reg.value(v).declared {
+        if !mark(&mut self.done_values, v.0) {
             return Ok(());
         }
         let def = reg.value(v).clone();
@@ -534,7 +550,6 @@ impl<W: Write> PajeWriter<W> {
         self.name(&def.name);
         self.name(&color);
         self.ident('v', v.0);
-        reg.value_mut(v).declared = true;
         self.end()
     }
 
@@ -544,7 +559,7 @@ impl<W: Write> PajeWriter<W> {
         c: ContainerId,
         time: i64,
     ) -> io::Result<()> {
-        if c == ContainerId::ROOT || reg.container(c).created {
+        if c == ContainerId::ROOT || !mark(&mut self.done_containers, c.0) {
             return Ok(());
         }
         let def = reg.container(c).clone();
@@ -561,7 +576,6 @@ impl<W: Write> PajeWriter<W> {
         }
         self.name(&def.name);
         self.ident('c', c.0);
-        reg.container_mut(c).created = true;
         self.created.push(c);
         self.stats.containers += 1;
         self.end()
