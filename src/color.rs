@@ -1,6 +1,30 @@
 //! Color names of the inputs (MPE and libRastro name X11 colors: `green`,
 //! `forest green`, `OrangeRed`) as Pajé colors (`"r g b"` in 0..1).
 
+/// Default colors of variable types without one, cycled in order of
+/// registration so the same inputs give the same colors. (The palettes
+/// live here, beside the color names, and nowhere else.)
+pub const VARIABLES: [&str; 8] = [
+    "0.12 0.47 0.71",
+    "1 0.5 0.05",
+    "0.17 0.63 0.17",
+    "0.84 0.15 0.16",
+    "0.58 0.4 0.74",
+    "0.55 0.34 0.29",
+    "0.89 0.47 0.76",
+    "0.5 0.5 0.5",
+];
+
+/// Colors of state values that the hierarchy does not color.
+pub const VALUES: [&str; 6] = [
+    "0.65 0.81 0.89",
+    "0.7 0.87 0.54",
+    "0.98 0.6 0.6",
+    "0.99 0.75 0.44",
+    "0.79 0.7 0.84",
+    "1 1 0.6",
+];
+
 /// X11's `rgb.txt` and CSS disagree on these four; MPE means X11
 /// (Jumpshot reads `rgb.txt`), so they are X11 here.
 const X11_NOT_CSS: [(&str, [u8; 3]); 4] = [

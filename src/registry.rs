@@ -115,7 +115,7 @@ pub struct Registry {
     /// a key without building one.
     sub_types: HashMap<(TypeId, TypeKind), HashMap<Name, TypeId>>,
     /// The palette's colors, shared by the types that take them.
-    palette: [Name; PALETTE.len()],
+    palette: [Name; crate::color::VARIABLES.len()],
     link_types: HashMap<(Option<TypeId>, TypeId, TypeId, String), TypeId>,
     value_ids: HashMap<(TypeId, String), ValueId>,
     hosts_seen: Vec<HostSeen>,
@@ -159,19 +159,6 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-/// Default colors of variable types without one, cycled in order of
-/// registration so the same inputs give the same colors.
-const PALETTE: [&str; 8] = [
-    "0.12 0.47 0.71",
-    "1 0.5 0.05",
-    "0.17 0.63 0.17",
-    "0.84 0.15 0.16",
-    "0.58 0.4 0.74",
-    "0.55 0.34 0.29",
-    "0.89 0.47 0.76",
-    "0.5 0.5 0.5",
-];
-
 impl Registry {
     /// A registry for `hierarchy`, with its container types registered.
     pub fn new(hierarchy: Hierarchy) -> Registry {
@@ -190,7 +177,7 @@ impl Registry {
             named: HashMap::new(),
             link_channels: 0,
             sub_types: HashMap::new(),
-            palette: PALETTE.map(Name::from),
+            palette: crate::color::VARIABLES.map(Name::from),
             link_types: HashMap::new(),
             value_ids: HashMap::new(),
             hosts_seen: Vec::new(),
@@ -580,7 +567,7 @@ impl Registry {
                 self.variable_types += 1;
                 Some(match display.and_then(|d| d.color.as_deref()) {
                     Some(c) => c.into(),
-                    None => self.palette[n % PALETTE.len()].clone(),
+                    None => self.palette[n % crate::color::VARIABLES.len()].clone(),
                 })
             }
             _ => None,

@@ -156,16 +156,6 @@ fn id_of(kind: EventKind) -> u32 {
         .map_or(0, |i| i as u32)
 }
 
-/// Colors of state values that the hierarchy does not color.
-const VALUE_PALETTE: [&str; 6] = [
-    "0.65 0.81 0.89",
-    "0.7 0.87 0.54",
-    "0.98 0.6 0.6",
-    "0.99 0.75 0.44",
-    "0.79 0.7 0.84",
-    "1 1 0.6",
-];
-
 /// What the writer wrote, for the summary.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteStats {
@@ -542,7 +532,8 @@ impl<W: Write> PajeWriter<W> {
         let def = reg.value(v).clone();
         self.declare_type(reg, def.ty)?;
         let color = def.color.clone().unwrap_or_else(|| {
-            VALUE_PALETTE[self.values_declared as usize % VALUE_PALETTE.len()].to_string()
+            crate::color::VALUES[self.values_declared as usize % crate::color::VALUES.len()]
+                .to_string()
         });
         self.values_declared += 1;
         self.begin(EventKind::DefineEntityValue);
