@@ -41,6 +41,58 @@ pub fn detect(head: &[u8]) -> Option<Format> {
     }
 }
 
+/// An MPE log of either format, read as CLOG2 records: MPE-1 CLOG records
+/// are converted, and those CLOG2 has no counterpart for are skipped.
+pub enum MpeReader<R> {
+    /// A CLOG2 log.
+    Clog2(Clog2Reader<R>),
+    /// An MPE-1 CLOG log.
+    Legacy(LegacyReader<R>),
+}
+
+impl<R: std::io::Read> MpeReader<R> {
+    /// A reader of a log of `format` (as [`detect`] tells it).
+    pub fn new(format: Format, inner: R) -> Result<Self> {
+        Ok(match format {
+            Format::Clog2 => MpeReader::Clog2(Clog2Reader::new(inner)?),
+            Format::Legacy => MpeReader::Legacy(LegacyReader::new(inner)),
+        })
+    }
+
+    /// The next record; `Ok(None)` at the end.
+    pub fn next_record(&mut self) -> Result<Option<Record>> {
+        match self {
+            MpeReader::Clog2(r) => r.next_record(),
+            MpeReader::Legacy(r) => loop {
+                match r.next_record()? {
+                    None => return Ok(None),
+                    Some(rec) => {
+                        if let Some(r2) = rec.to_clog2() {
+                            return Ok(Some(r2));
+                        }
+                    }
+                }
+            },
+        }
+    }
+
+    /// The communicator table (CLOG2 writes it at the end; MPE-1 has none).
+    pub fn comm_table(&mut self) -> Result<Vec<CommEntry>> {
+        match self {
+            MpeReader::Clog2(r) => r.comm_table(),
+            MpeReader::Legacy(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// The CLOG2 preamble; `None` for MPE-1, which has none.
+    pub fn preamble(&self) -> Option<&Preamble> {
+        match self {
+            MpeReader::Clog2(r) => Some(r.preamble()),
+            MpeReader::Legacy(_) => None,
+        }
+    }
+}
+
 /// What went wrong, without the position.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

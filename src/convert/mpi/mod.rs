@@ -427,7 +427,7 @@ impl Converter for MpiSource {
     fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
         let Some(rec) = self
             .reader
-            .next()
+            .next_record()
             .map_err(|e| Error::in_file(&self.path, e))?
         else {
             self.lanes.release(out, None)?;

@@ -16,7 +16,7 @@ impl MpiSource {
     ) -> Result<Converted<MpiSource>> {
         let process_ty =
             reg.required_level(Role::Process, &format!("{}: MPI traces", path.display()))?;
-        let mut reader = Reader::open(path)?;
+        let mut reader = scan::open(path)?;
         let scan = Scan::run(&mut reader, path)?;
         let nodes = setup.nodes.map(read_nodes).transpose()?;
         let world = world_ranks(&reader, &scan, path)?;
@@ -53,7 +53,7 @@ impl MpiSource {
             notes,
             ..SourceStats::default()
         };
-        let reader = Reader::open(path)?;
+        let reader = scan::open(path)?;
         let converter = MpiSource {
             path: path.to_path_buf(),
             reader,
@@ -84,10 +84,7 @@ impl MpiSource {
 /// are, so a rank beyond that is a damaged record, not a rank to place
 /// (with --mpi-start it would become a phantom row).
 fn world_ranks(reader: &Reader, scan: &Scan, path: &Path) -> Result<BTreeSet<i32>> {
-    let size = match reader {
-        Reader::Clog2(r) => r.preamble().int("max_comm_world_size"),
-        Reader::Legacy(_) => None,
-    };
+    let size = reader.preamble().and_then(|p| p.int("max_comm_world_size"));
     let mut world: BTreeSet<i32> = BTreeSet::new();
     let mut firsts: Vec<_> = scan.first_at.iter().collect();
     firsts.sort_by_key(|(_, &at)| at);

@@ -2,57 +2,26 @@
 
 use super::{COMM_SELF_CREATE, RECV, SEND};
 use crate::error::{Error, Result};
-use integrador_clog::{Body, Clog2Reader, CommEntry, Format, LegacyReader, Record};
+use integrador_clog::{Body, CommEntry, MpeReader};
 use std::collections::{BTreeMap, HashMap};
 use std::io::BufReader;
 use std::path::Path;
 
-pub(super) enum Reader {
-    Clog2(Clog2Reader<BufReader<crate::input::Reader>>),
-    Legacy(LegacyReader<BufReader<crate::input::Reader>>),
-}
+/// An MPE log of either format, read from an input.
+pub(super) type Reader = MpeReader<BufReader<crate::input::Reader>>;
 
-impl Reader {
-    pub(super) fn open(path: &Path) -> Result<Reader> {
-        let head = crate::input::head(path, 64).map_err(|e| Error::in_file(path, e))?;
-        let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-        let buf = BufReader::with_capacity(crate::input::buffer_size(path), file);
-        match integrador_clog::detect(&head) {
-            Some(Format::Clog2) => Ok(Reader::Clog2(
-                Clog2Reader::new(buf).map_err(|e| Error::in_file(path, e))?,
-            )),
-            Some(Format::Legacy) => Ok(Reader::Legacy(LegacyReader::new(buf))),
-            None => Err(Error::in_file(
-                path,
-                "not an MPE log: expected `CLOG-02.44` (CLOG2) or an MPE-1 CLOG record at byte 0",
-            )),
-        }
-    }
-
-    pub(super) fn next(&mut self) -> std::result::Result<Option<Record>, integrador_clog::Error> {
-        match self {
-            Reader::Clog2(r) => r.next_record(),
-            Reader::Legacy(r) => loop {
-                match r.next_record()? {
-                    None => return Ok(None),
-                    Some(rec) => {
-                        if let Some(r2) = rec.to_clog2() {
-                            return Ok(Some(r2));
-                        }
-                    }
-                }
-            },
-        }
-    }
-
-    pub(super) fn comm_table(
-        &mut self,
-    ) -> std::result::Result<Vec<CommEntry>, integrador_clog::Error> {
-        match self {
-            Reader::Clog2(r) => r.comm_table(),
-            Reader::Legacy(_) => Ok(Vec::new()),
-        }
-    }
+/// Opens `path` as the MPE log its first bytes say it is.
+pub(super) fn open(path: &Path) -> Result<Reader> {
+    let head = crate::input::head(path, 64).map_err(|e| Error::in_file(path, e))?;
+    let Some(format) = integrador_clog::detect(&head) else {
+        return Err(Error::in_file(
+            path,
+            "not an MPE log: expected `CLOG-02.44` (CLOG2) or an MPE-1 CLOG record at byte 0",
+        ));
+    };
+    let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+    let buf = BufReader::with_capacity(crate::input::buffer_size(path), file);
+    MpeReader::new(format, buf).map_err(|e| Error::in_file(path, e))
 }
 
 /// A state definition.
@@ -91,7 +60,7 @@ impl Scan {
 
     pub(super) fn run(reader: &mut Reader, path: &Path) -> Result<Scan> {
         let mut s = Scan::default();
-        while let Some(rec) = reader.next().map_err(|e| Error::in_file(path, e))? {
+        while let Some(rec) = reader.next_record().map_err(|e| Error::in_file(path, e))? {
             let key = (rec.icomm, rec.rank);
             match &rec.body {
                 Body::Comm {
