@@ -564,6 +564,19 @@ pub struct GangliaKind {
 /// samples may be minutes older than the last snapshot's.
 const XML_WINDOW_NS: i64 = 1_200_000_000_000;
 
+/// The collector and cluster of files that name none: the command line,
+/// else the hierarchy's `[ganglia]` section.
+fn defaults(cfg: &crate::cli::Config, g: &crate::hierarchy::GangliaConfig, window: i64) -> Setup {
+    Setup {
+        collector: cfg
+            .ganglia_collector
+            .clone()
+            .or(g.defaults.collector.clone()),
+        cluster: g.defaults.cluster.clone(),
+        window,
+    }
+}
+
 /// The files under `dir`, recursively, in name order.
 fn files_below(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
@@ -608,14 +621,7 @@ impl super::SourceKind for GangliaKind {
                 None => integrador_ganglia::detect(&super::head(path)?),
             };
             let g = &cx.reg.hierarchy.ganglia;
-            let setup = Setup {
-                collector: cfg
-                    .ganglia_collector
-                    .clone()
-                    .or(g.defaults.collector.clone()),
-                cluster: g.defaults.cluster.clone(),
-                window: cfg.reorder_window,
-            };
+            let setup = defaults(cfg, g, cfg.reorder_window);
             match format {
                 integrador_ganglia::Format::Xml => snapshots.push(path.clone()),
                 integrador_ganglia::Format::RrdDump => {
@@ -644,14 +650,7 @@ impl super::SourceKind for GangliaKind {
         }
         if !snapshots.is_empty() {
             let g = &cx.reg.hierarchy.ganglia;
-            let setup = Setup {
-                collector: cfg
-                    .ganglia_collector
-                    .clone()
-                    .or(g.defaults.collector.clone()),
-                cluster: g.defaults.cluster.clone(),
-                window: cfg.reorder_window.max(XML_WINDOW_NS),
-            };
+            let setup = defaults(cfg, g, cfg.reorder_window.max(XML_WINDOW_NS));
             let source = XmlSource::open(snapshots, setup, cx.reg, cx.clock_of)?;
             cx.sources.push(Box::new(source));
         }
