@@ -113,6 +113,12 @@ impl Timeline {
     pub fn push(&mut self, line: u64, time: i64, op: Op) -> Result<()> {
         self.reorder.push(&self.stats.path, line, time, op)
     }
+
+    /// [`push`](Self::push) for a source of several files: a record of
+    /// `path`, named in the message if it steps back too far.
+    pub fn push_in(&mut self, path: &std::path::Path, line: u64, time: i64, op: Op) -> Result<()> {
+        self.reorder.push(path, line, time, op)
+    }
 }
 
 /// A [`Converter`] driven as an [`EventSource`].

@@ -273,7 +273,7 @@ impl RastroSource {
                     key,
                     size,
                 };
-                out.push(pos, time, link.op(start))?;
+                out.push_in(&self.walk.files[i].path, pos, time, link.op(start))?;
             }
             self.found = found;
         }
@@ -307,8 +307,8 @@ impl RastroSource {
                 key,
                 size: 0,
             };
-            out.push(pos, time, link.op(true))?;
-            out.push(pos, time, link.op(false))?;
+            out.push_in(&self.walk.files[i].path, pos, time, link.op(true))?;
+            out.push_in(&self.walk.files[i].path, pos, time, link.op(false))?;
             self.messages.matched += 1;
         }
         Ok(())
@@ -368,7 +368,8 @@ impl RastroSource {
         let mut depth = row.depth;
         if let Some(v) = &def.set {
             let value = self.state_value(reg, ty, v);
-            out.push(
+            out.push_in(
+                &self.walk.files[i].path,
                 pos,
                 time,
                 Op::SetState {
@@ -380,7 +381,8 @@ impl RastroSource {
             depth = 1;
         } else if let Some(v) = &def.push {
             let value = self.state_value(reg, ty, v);
-            out.push(
+            out.push_in(
+                &self.walk.files[i].path,
                 pos,
                 time,
                 Op::PushState {
@@ -394,12 +396,22 @@ impl RastroSource {
             if depth == 0 {
                 self.empty_pops += 1;
             } else {
-                out.push(pos, time, Op::PopState { container, ty })?;
+                out.push_in(
+                    &self.walk.files[i].path,
+                    pos,
+                    time,
+                    Op::PopState { container, ty },
+                )?;
                 depth -= 1;
             }
         } else if def.end {
             for _ in 0..depth {
-                out.push(pos, time, Op::PopState { container, ty })?;
+                out.push_in(
+                    &self.walk.files[i].path,
+                    pos,
+                    time,
+                    Op::PopState { container, ty },
+                )?;
             }
             depth = 0;
         }
@@ -408,7 +420,8 @@ impl RastroSource {
         }
         if let Some(v) = &def.event {
             let value = self.state_value(reg, row.event_ty, v);
-            out.push(
+            out.push_in(
+                &self.walk.files[i].path,
                 pos,
                 time,
                 Op::NewEvent {
@@ -445,7 +458,12 @@ impl RastroSource {
         if depth > 0 {
             let time = clock.map(raw);
             for _ in 0..depth {
-                out.push(pos, time, Op::PopState { container, ty })?;
+                out.push_in(
+                    &self.walk.files[i].path,
+                    pos,
+                    time,
+                    Op::PopState { container, ty },
+                )?;
             }
         }
         Ok(())
