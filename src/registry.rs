@@ -117,6 +117,9 @@ pub struct Registry {
     /// The palette's colors, shared by the types that take them.
     palette: [Name; crate::color::VARIABLES.len()],
     link_types: HashMap<(Option<TypeId>, TypeId, TypeId, String), TypeId>,
+    /// Resolved links per (holding container, start and end container
+    /// types): (link name, value key, type, value), a short list.
+    links: HashMap<(Option<ContainerId>, TypeId, TypeId), Vec<(Name, Name, TypeId, ValueId)>>,
     value_ids: HashMap<(TypeId, String), ValueId>,
     hosts_seen: Vec<HostSeen>,
     /// Non-fatal remarks for the summary.
@@ -179,6 +182,7 @@ impl Registry {
             sub_types: HashMap::new(),
             palette: crate::color::VARIABLES.map(Name::from),
             link_types: HashMap::new(),
+            links: HashMap::new(),
             value_ids: HashMap::new(),
             hosts_seen: Vec::new(),
             warnings: Vec::new(),
@@ -504,6 +508,39 @@ impl Registry {
         });
         self.link_types.insert(key, t);
         t
+    }
+
+    /// The one link resolver of the sources: the container that holds an
+    /// arrow from `from` to `to` (their nearest common ancestor, or the
+    /// root), its link type `name` and its value `value` (shown as
+    /// `display` says).
+    pub fn link(
+        &mut self,
+        from: ContainerId,
+        to: ContainerId,
+        name: &str,
+        value: &str,
+        display: &Display,
+    ) -> (ContainerId, TypeId, ValueId) {
+        let anc = self.common_ancestor(from, to);
+        let (fty, tty) = (self.container(from).ty, self.container(to).ty);
+        let holder = anc.unwrap_or(ContainerId::ROOT);
+        let found = self.links.get(&(anc, fty, tty)).and_then(|l| {
+            l.iter()
+                .find(|(n, v, _, _)| &**n == name && &**v == value)
+                .map(|&(_, _, t, v)| (t, v))
+        });
+        if let Some((t, v)) = found {
+            return (holder, t, v);
+        }
+        let parent = anc.map(|c| self.container(c).ty);
+        let ty = self.link_type(parent, fty, tty, name);
+        let v = self.value_of(ty, value, display);
+        self.links
+            .entry((anc, fty, tty))
+            .or_default()
+            .push((name.into(), value.into(), ty, v));
+        (holder, ty, v)
     }
 
     /// The state type `name` under container type `parent`.

@@ -240,7 +240,8 @@ pub struct MpiSource {
     /// may step.
     last_mpe: HashMap<i32, i64>,
     window: i64,
-    link_types: HashMap<(Option<ContainerId>, TypeId, TypeId), (TypeId, ValueId)>,
+    /// The hierarchy's name of message arrows.
+    link_name: String,
     messages: MessageStats,
     lanes: Lanes,
     /// No event placed later can be earlier than its MPE time plus this.
@@ -277,19 +278,7 @@ impl MpiSource {
         from: ContainerId,
         to: ContainerId,
     ) -> (ContainerId, TypeId, ValueId) {
-        let anc = reg.common_ancestor(from, to);
-        let (fty, tty) = (reg.container(from).ty, reg.container(to).ty);
-        let (ty, value) = match self.link_types.get(&(anc, fty, tty)) {
-            Some(&x) => x,
-            None => {
-                let name = reg.hierarchy.mpi.link_name.clone();
-                let ty = reg.link_type(anc.map(|c| reg.container(c).ty), fty, tty, &name);
-                let value = reg.value_of(ty, "message", &Display::default());
-                self.link_types.insert((anc, fty, tty), (ty, value));
-                (ty, value)
-            }
-        };
-        (anc.unwrap_or(ContainerId::ROOT), ty, value)
+        reg.link(from, to, &self.link_name, "message", &Display::default())
     }
 
     fn message(

@@ -64,7 +64,7 @@ impl MpiSource {
             kinds,
             last_mpe: HashMap::new(),
             window: setup.window,
-            link_types: HashMap::new(),
+            link_name: mpi.link_name.clone(),
             messages,
             lanes: Lanes::default(),
             low_shift: shift.map_or(0, |(lo, _)| lo),

@@ -22,7 +22,7 @@
 use crate::clock::ClockMap;
 use crate::error::{Error, Result};
 use crate::eventmap::{EventDef, EventMap, Level, LinkEnd};
-use crate::hierarchy::{Display, Role};
+use crate::hierarchy::Role;
 use crate::model::{ContainerId, LinkKey, Op, TypeId, ValueId};
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, MessageStats, SourceStats, Timeline};
@@ -74,10 +74,6 @@ impl Drawn {
     }
 }
 
-/// Link types per (map link, holding container, start and end container
-/// types), then per value.
-type LinkTypeKey = (usize, Option<ContainerId>, TypeId, TypeId);
-
 /// A resolved state row, event row and container of one file.
 #[derive(Clone, Copy)]
 struct Row {
@@ -100,7 +96,6 @@ pub struct RastroSource {
     partner: HashMap<Key, usize>,
     keys: Keys,
     channels: HashMap<Key, u32>,
-    link_types: HashMap<LinkTypeKey, HashMap<String, (ContainerId, TypeId, ValueId)>>,
     state_values: HashMap<TypeId, HashMap<String, ValueId>>,
     in_flight: HashMap<Key, (i64, usize)>,
     /// The link ends of the record being converted (kept for its capacity).
@@ -169,32 +164,9 @@ impl RastroSource {
         to: ContainerId,
         value: &str,
     ) -> (ContainerId, TypeId, ValueId) {
-        let anc = reg.common_ancestor(from, to);
-        let (fty, tty) = (reg.container(from).ty, reg.container(to).ty);
-        let k = (link, anc, fty, tty);
-        if let Some(&x) = self.link_types.get(&k).and_then(|m| m.get(value)) {
-            return x;
-        }
-        let name = self
-            .map
-            .links
-            .get(link)
-            .map(|l| l.name.clone())
-            .unwrap_or_default();
-        let ty = reg.link_type(anc.map(|c| reg.container(c).ty), fty, tty, &name);
-        let d = self
-            .map
-            .values
-            .get(value)
-            .cloned()
-            .unwrap_or_else(Display::default);
-        let v = reg.value_of(ty, value, &d);
-        let x = (anc.unwrap_or(ContainerId::ROOT), ty, v);
-        self.link_types
-            .entry(k)
-            .or_default()
-            .insert(value.to_string(), x);
-        x
+        let name = self.map.links.get(link).map_or("", |l| l.name.as_str());
+        let display = self.map.values.get(value).cloned().unwrap_or_default();
+        reg.link(from, to, name, value, &display)
     }
 
     fn link_key(&mut self, reg: &mut Registry, k: Key) -> LinkKey {
