@@ -12,6 +12,9 @@ use crate::model::{ContainerId, TypeId, ValueId};
 use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
+/// A link resolved by [`Registry::link`]: its name, value key, type and value.
+type ResolvedLink = (Name, Name, TypeId, ValueId);
+
 /// A name stored once and shared by every table that refers to it: a run
 /// with a million hosts keeps each host name a single time.
 pub type Name = Arc<str>;
@@ -119,7 +122,7 @@ pub struct Registry {
     link_types: HashMap<(Option<TypeId>, TypeId, TypeId, String), TypeId>,
     /// Resolved links per (holding container, start and end container
     /// types): (link name, value key, type, value), a short list.
-    links: HashMap<(Option<ContainerId>, TypeId, TypeId), Vec<(Name, Name, TypeId, ValueId)>>,
+    links: HashMap<(Option<ContainerId>, TypeId, TypeId), Vec<ResolvedLink>>,
     value_ids: HashMap<(TypeId, String), ValueId>,
     hosts_seen: Vec<HostSeen>,
     /// Non-fatal remarks for the summary.

@@ -195,6 +195,20 @@ fn span_warnings(sources: &[SourceStats]) -> Vec<String> {
             |n| n.to_string_lossy().into_owned(),
         )
     };
+    // The hull of every other source's span, from the hulls of the
+    // sources before and after each one: linear in the number of sources.
+    let join = |h: Option<(i64, i64)>, s: Option<(i64, i64)>| match (h, s) {
+        (Some((p, q)), Some((x, y))) => Some((p.min(x), q.max(y))),
+        (h, s) => h.or(s),
+    };
+    let mut before = vec![None; sources.len() + 1];
+    for (i, s) in sources.iter().enumerate() {
+        before[i + 1] = join(before[i], s.span);
+    }
+    let mut after = vec![None; sources.len() + 1];
+    for (i, s) in sources.iter().enumerate().rev() {
+        after[i] = join(after[i + 1], s.span);
+    }
     let mut out = Vec::new();
     for (i, s) in sources.iter().enumerate() {
         let Some((a, b)) = s.span else { continue };
@@ -206,14 +220,7 @@ fn span_warnings(sources: &[SourceStats]) -> Vec<String> {
             ));
             continue;
         }
-        let others = sources
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != i)
-            .filter_map(|(_, o)| o.span)
-            .fold(None, |h: Option<(i64, i64)>, (x, y)| {
-                Some(h.map_or((x, y), |(p, q)| (p.min(x), q.max(y))))
-            });
+        let others = join(before[i], after[i + 1]);
         if let Some((x, y)) = others {
             let gap = (x.saturating_sub(b)).max(a.saturating_sub(y));
             if gap > FAR_APART_NS {

@@ -65,7 +65,6 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     let _streams = input::Scope::enter(inputs.iter().map(|(_, p)| p.as_path()));
     let options: Vec<&str> = kinds.iter().map(|k| k.option()).collect();
     crate::sniff::check_all(&inputs, &options)?;
-    let input_bytes = Progress::total(&inputs, &options);
     // Created now so that an unwritable place fails before the work; the
     // temporary file is removed on any error or ending signal.
     let sink = target.create()?;
@@ -115,7 +114,8 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     // docs/output.md: T0 is the earliest time floored to the millisecond,
     // so the data fills a viewer's axis (a whole second squashed short runs).
     let origin = first.div_euclid(1_000_000) * 1_000_000;
-    let progress = (!cfg.quiet && io::stderr().is_terminal()).then(|| Progress::new(input_bytes));
+    let progress = (!cfg.quiet && io::stderr().is_terminal())
+        .then(|| Progress::new(Progress::total(&inputs, &options)));
 
     let out = BufWriter::with_capacity(1 << 18, sink);
     let written = PajeWriter::new(out, origin, cfg.absolute_time)

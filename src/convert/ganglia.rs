@@ -27,6 +27,9 @@ struct Metrics {
     last_host: Option<(String, ContainerId)>,
     /// Samples of metrics the hierarchy's include/exclude leaves out.
     left_out: u64,
+    /// Metric names include/exclude left out: a pattern is matched once
+    /// per name, not once per sample.
+    excluded: std::collections::HashSet<String>,
 }
 
 impl Metrics {
@@ -38,6 +41,7 @@ impl Metrics {
             machine_type,
             last_host: None,
             left_out: 0,
+            excluded: Default::default(),
         })
     }
 
@@ -49,9 +53,20 @@ impl Metrics {
         metric: &str,
         value: f64,
     ) -> Option<Op> {
-        if !reg.hierarchy.ganglia.selects(metric) {
-            self.left_out += 1;
-            return None;
+        // A metric with a type was selected when the type was made.
+        let known = reg.find_sub_type(self.machine_type, TypeKind::Variable, metric);
+        if known.is_none() {
+            let out = self.excluded.contains(metric) || {
+                let out = !reg.hierarchy.ganglia.selects(metric);
+                if out {
+                    self.excluded.insert(metric.to_string());
+                }
+                out
+            };
+            if out {
+                self.left_out += 1;
+                return None;
+            }
         }
         let machine = match &mut self.last_host {
             Some((h, m)) if h == host => *m,
@@ -66,7 +81,7 @@ impl Metrics {
                 m
             }
         };
-        let ty = match reg.find_sub_type(self.machine_type, TypeKind::Variable, metric) {
+        let ty = match known {
             Some(t) => t,
             None => {
                 let display = reg.hierarchy.ganglia.metrics.get(metric).cloned();

@@ -96,6 +96,7 @@ fn contains_marker(path: &Path) -> Result<bool> {
     }
     let mut file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
     let needle = MARKER.as_bytes();
+    let finder = memchr::memmem::Finder::new(needle);
     let mut buf = vec![0u8; 1 << 16];
     let mut kept = 0;
     loop {
@@ -106,7 +107,7 @@ fn contains_marker(path: &Path) -> Result<bool> {
             return Ok(false);
         }
         let end = kept + n;
-        if buf[..end].windows(needle.len()).any(|w| w == needle) {
+        if finder.find(&buf[..end]).is_some() {
             return Ok(true);
         }
         kept = (needle.len() - 1).min(end);
