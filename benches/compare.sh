@@ -8,6 +8,10 @@
 #
 # Build the old binary from the commit before the change, e.g.
 #   git worktree add /tmp/old HEAD~1 && (cd /tmp/old && cargo build --release)
+#
+# A trace that differs is also compared with its aliases (t<n>, c<n>,
+# v<n>) renumbered in order of appearance: "same but for aliases" tells a
+# renumbering from a change of content (it still counts as differing).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 old=$1 new=$2
@@ -39,6 +43,17 @@ run=(
   "rrd|-ganglia $d/ganglia/rrd/node02.cluster.example.bytes_in.xml $d/ganglia/rrd/node03.cluster.example.cpu_user.xml"
   "absolute|--absolute-time -ganglia $ex/grid/domain-a.traced"
 )
+# Aliases renumbered in order of first appearance, per letter.
+canon() {
+  awk '{
+    for (i = 1; i <= NF; i++) if ($i ~ /^[tvc][0-9]+$/) {
+      k = substr($i, 1, 1)
+      if (!($i in m)) m[$i] = k (n[k]++)
+      $i = m[$i]
+    }
+    print
+  }' "$1"
+}
 bad=0
 for entry in "${run[@]}"; do
   name=${entry%%|*} args=${entry#*|}
@@ -52,6 +67,8 @@ for entry in "${run[@]}"; do
     echo "$name: both exit $a ($(head -c 200 "$out/$name.new.err"))"
   elif cmp -s "$out/$name.old.paje" "$out/$name.new.paje"; then
     echo "$name: same ($(wc -l < "$out/$name.new.paje") lines)"
+  elif cmp -s <(canon "$out/$name.old.paje") <(canon "$out/$name.new.paje"); then
+    echo "$name: DIFFERS, same but for aliases"; bad=1
   else
     echo "$name: DIFFERS ($(cmp "$out/$name.old.paje" "$out/$name.new.paje" | head -1))"; bad=1
   fi

@@ -2,6 +2,7 @@
 //! event and field vocabulary shared by the writer and the checker.
 
 pub mod check;
+pub mod header;
 pub mod writer;
 
 /// Pajé events known to PajeNG.

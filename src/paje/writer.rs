@@ -3,7 +3,7 @@
 //! - the whole `%EventDef` header first, then the origin line (T0 as an
 //!   unused container type, see [`ORIGIN_PREFIX`]);
 //! - aliases (`t<n>`, `c<n>`, `v<n>`) as every identifier, so no identifier
-//!   ever needs quotes; human names are quoted only when they contain
+//!   ever needs quotes, numbered in the order their lines are written; human names are quoted only when they contain
 //!   whitespace or `#`, are never empty and never contain `"`;
 //! - a field that may be quoted is never last (PajeNG 1.3.9 joins lines
 //!   after a quoted last token), so every definition ends with `Alias` or a
@@ -15,146 +15,10 @@
 //!   nanoseconds, so they are exact.
 
 use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
+use crate::paje::header::{id_of, HEADER};
 use crate::paje::EventKind;
 use crate::registry::{Registry, TypeKind};
 use std::io::{self, Write};
-
-/// The header: event ids are the index in this table.
-const HEADER: [(EventKind, &[(&str, &str)]); 15] = [
-    (
-        EventKind::DefineContainerType,
-        &[("Type", "string"), ("Name", "string"), ("Alias", "string")],
-    ),
-    (
-        EventKind::DefineStateType,
-        &[("Type", "string"), ("Name", "string"), ("Alias", "string")],
-    ),
-    (
-        EventKind::DefineVariableType,
-        &[
-            ("Type", "string"),
-            ("Name", "string"),
-            ("Color", "color"),
-            ("Alias", "string"),
-        ],
-    ),
-    (
-        EventKind::DefineEntityValue,
-        &[
-            ("Type", "string"),
-            ("Name", "string"),
-            ("Color", "color"),
-            ("Alias", "string"),
-        ],
-    ),
-    (
-        EventKind::CreateContainer,
-        &[
-            ("Time", "date"),
-            ("Type", "string"),
-            ("Container", "string"),
-            ("Name", "string"),
-            ("Alias", "string"),
-        ],
-    ),
-    (
-        EventKind::DestroyContainer,
-        &[("Time", "date"), ("Type", "string"), ("Name", "string")],
-    ),
-    (
-        EventKind::SetVariable,
-        &[
-            ("Time", "date"),
-            ("Container", "string"),
-            ("Type", "string"),
-            ("Value", "double"),
-        ],
-    ),
-    (
-        EventKind::SetState,
-        &[
-            ("Time", "date"),
-            ("Container", "string"),
-            ("Type", "string"),
-            ("Value", "string"),
-        ],
-    ),
-    // The value is a name (only state values are declared, see
-    // `entity`), which may be quoted, so it is not the last field.
-    (
-        EventKind::NewEvent,
-        &[
-            ("Time", "date"),
-            ("Container", "string"),
-            ("Value", "string"),
-            ("Type", "string"),
-        ],
-    ),
-    (
-        EventKind::DefineEventType,
-        &[("Type", "string"), ("Name", "string"), ("Alias", "string")],
-    ),
-    (
-        EventKind::DefineLinkType,
-        &[
-            ("Type", "string"),
-            ("StartContainerType", "string"),
-            ("EndContainerType", "string"),
-            ("Name", "string"),
-            ("Alias", "string"),
-        ],
-    ),
-    (
-        EventKind::PushState,
-        &[
-            ("Time", "date"),
-            ("Container", "string"),
-            ("Type", "string"),
-            ("Value", "string"),
-        ],
-    ),
-    (
-        EventKind::PopState,
-        &[
-            ("Time", "date"),
-            ("Container", "string"),
-            ("Type", "string"),
-        ],
-    ),
-    // Message size and tag ride along as extra fields (PajeNG keeps
-    // fields it does not know); the key stays before them.
-    (
-        EventKind::StartLink,
-        &[
-            ("Time", "date"),
-            ("Container", "string"),
-            ("Type", "string"),
-            ("Value", "string"),
-            ("StartContainer", "string"),
-            ("Key", "string"),
-            ("Size", "int"),
-            ("Tag", "int"),
-        ],
-    ),
-    (
-        EventKind::EndLink,
-        &[
-            ("Time", "date"),
-            ("Container", "string"),
-            ("Type", "string"),
-            ("Value", "string"),
-            ("EndContainer", "string"),
-            ("Key", "string"),
-        ],
-    ),
-];
-
-fn id_of(kind: EventKind) -> u32 {
-    HEADER
-        .iter()
-        .position(|(k, _)| *k == kind)
-        .map_or(0, |i| i as u32)
-}
 
 /// What the writer wrote, for the summary.
 #[derive(Debug, Clone, Copy, Default)]
@@ -192,12 +56,41 @@ impl WriteStats {
 }
 
 /// Marks `id` done in `book`; `false` when it already was.
-fn mark(book: &mut Vec<bool>, id: u32) -> bool {
-    let i = id as usize;
-    if book.len() <= i {
-        book.resize(i + 1, false);
+/// The writer's aliases of one kind of id, numbered in the order the
+/// writer first meets them: the trace depends on the events written, not
+/// on the order in which converters happened to register things (which
+/// follows how far each read ahead).
+#[derive(Default)]
+struct Aliases {
+    /// Alias + 1 by registry id; 0 = not met yet.
+    of: Vec<u32>,
+    next: u32,
+}
+
+impl Aliases {
+    fn has(&self, id: u32) -> bool {
+        self.of.get(id as usize).is_some_and(|&a| a != 0)
     }
-    !std::mem::replace(&mut book[i], true)
+
+    /// Gives `id` its alias if it has none; `true` the first time.
+    fn mark(&mut self, id: u32) -> bool {
+        let i = id as usize;
+        if self.of.len() <= i {
+            self.of.resize(i + 1, 0);
+        }
+        match self.of.get_mut(i) {
+            Some(a) if *a == 0 => {
+                self.next += 1;
+                *a = self.next;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn get(&self, id: u32) -> u32 {
+        self.of.get(id as usize).map_or(0, |a| a.saturating_sub(1))
+    }
 }
 
 /// The start of the line that records T0: a container type, never used,
@@ -221,9 +114,9 @@ pub struct PajeWriter<W: Write> {
     created: Vec<ContainerId>,
     /// The writer's own book of what it declared and created, by id: the
     /// registry is a catalogue the writer only reads.
-    done_types: Vec<bool>,
-    done_values: Vec<bool>,
-    done_containers: Vec<bool>,
+    types: Aliases,
+    values: Aliases,
+    containers: Aliases,
     values_declared: u32,
     stats: WriteStats,
     /// Depth of each (container, state type) stack as written.
@@ -259,9 +152,9 @@ impl<W: Write> PajeWriter<W> {
             absolute,
             line: Vec::with_capacity(256),
             created: Vec::new(),
-            done_types: Vec::new(),
-            done_values: Vec::new(),
-            done_containers: Vec::new(),
+            types: Aliases::default(),
+            values: Aliases::default(),
+            containers: Aliases::default(),
             values_declared: 0,
             depth: Vec::new(),
             stats: WriteStats {
@@ -309,8 +202,8 @@ impl<W: Write> PajeWriter<W> {
                 self.declare_type(reg, ty)?;
                 self.begin(EventKind::SetVariable);
                 self.time(ev.time);
-                self.ident('c', container.0);
-                self.ident('t', ty.0);
+                self.cont(container);
+                self.ty(ty);
                 self.double(value);
                 self.stats.variables += 1;
             }
@@ -391,7 +284,7 @@ impl<W: Write> PajeWriter<W> {
                     ty,
                     Some(value),
                 )?;
-                self.ident('c', from.0);
+                self.cont(from);
                 self.key(key);
                 self.int(size);
                 self.int(tag);
@@ -406,7 +299,7 @@ impl<W: Write> PajeWriter<W> {
             } => {
                 self.create_container(reg, to, ev.time)?;
                 self.entity(reg, EventKind::EndLink, ev.time, container, ty, Some(value))?;
-                self.ident('c', to.0);
+                self.cont(to);
                 self.key(key);
             }
         }
@@ -452,21 +345,21 @@ impl<W: Write> PajeWriter<W> {
         }
         self.begin(kind);
         self.time(time);
-        self.ident('c', container.0);
+        self.cont(container);
         match (value, state) {
             (Some(v), true) => {
-                self.ident('t', ty.0);
-                self.ident('v', v.0);
+                self.ty(ty);
+                self.val(v);
             }
             (Some(v), false) if kind == EventKind::NewEvent => {
                 self.name(&reg.value(v).name);
-                self.ident('t', ty.0);
+                self.ty(ty);
             }
             (Some(v), false) => {
-                self.ident('t', ty.0);
+                self.ty(ty);
                 self.name(&reg.value(v).name);
             }
-            (None, _) => self.ident('t', ty.0),
+            (None, _) => self.ty(ty),
         }
         Ok(())
     }
@@ -480,8 +373,8 @@ impl<W: Write> PajeWriter<W> {
             for c in std::mem::take(&mut self.created).into_iter().rev() {
                 self.begin(EventKind::DestroyContainer);
                 self.time(end);
-                self.ident('t', reg.container(c).ty.0);
-                self.ident('c', c.0);
+                self.ty(reg.container(c).ty);
+                self.cont(c);
                 self.end()?;
             }
         }
@@ -490,7 +383,9 @@ impl<W: Write> PajeWriter<W> {
     }
 
     fn declare_type(&mut self, reg: &mut Registry, ty: TypeId) -> io::Result<()> {
-        if !mark(&mut self.done_types, ty.0) {
+        // Its alias is given when its line is written, after its parents':
+        // aliases count up through the file.
+        if self.types.has(ty.0) {
             return Ok(());
         }
         let def = reg.type_def(ty).clone();
@@ -510,23 +405,24 @@ impl<W: Write> PajeWriter<W> {
         };
         self.begin(kind);
         match def.parent {
-            Some(p) => self.ident('t', p.0),
+            Some(p) => self.ty(p),
             None => self.word(b"0"),
         }
         if let TypeKind::Link { start, end } = def.kind {
-            self.ident('t', start.0);
-            self.ident('t', end.0);
+            self.ty(start);
+            self.ty(end);
         }
         self.name(&def.name);
         if def.kind == TypeKind::Variable {
             self.name(def.color.as_deref().unwrap_or("0.5 0.5 0.5"));
         }
-        self.ident('t', ty.0);
+        self.types.mark(ty.0);
+        self.ty(ty);
         self.end()
     }
 
     fn declare_value(&mut self, reg: &mut Registry, v: ValueId) -> io::Result<()> {
-        if !mark(&mut self.done_values, v.0) {
+        if self.values.has(v.0) {
             return Ok(());
         }
         let def = reg.value(v).clone();
@@ -537,10 +433,11 @@ impl<W: Write> PajeWriter<W> {
         });
         self.values_declared += 1;
         self.begin(EventKind::DefineEntityValue);
-        self.ident('t', def.ty.0);
+        self.ty(def.ty);
         self.name(&def.name);
         self.name(&color);
-        self.ident('v', v.0);
+        self.values.mark(v.0);
+        self.val(v);
         self.end()
     }
 
@@ -550,7 +447,7 @@ impl<W: Write> PajeWriter<W> {
         c: ContainerId,
         time: i64,
     ) -> io::Result<()> {
-        if c == ContainerId::ROOT || !mark(&mut self.done_containers, c.0) {
+        if c == ContainerId::ROOT || self.containers.has(c.0) {
             return Ok(());
         }
         let def = reg.container(c).clone();
@@ -560,13 +457,14 @@ impl<W: Write> PajeWriter<W> {
         self.declare_type(reg, def.ty)?;
         self.begin(EventKind::CreateContainer);
         self.time(time);
-        self.ident('t', def.ty.0);
+        self.ty(def.ty);
         match def.parent {
-            Some(p) => self.ident('c', p.0),
+            Some(p) => self.cont(p),
             None => self.word(b"0"),
         }
         self.name(&def.name);
-        self.ident('c', c.0);
+        self.containers.mark(c.0);
+        self.cont(c);
         self.created.push(c);
         self.stats.containers += 1;
         self.end()
@@ -590,10 +488,25 @@ impl<W: Write> PajeWriter<W> {
         self.line.extend_from_slice(w);
     }
 
-    fn ident(&mut self, prefix: char, n: u32) {
-        if prefix == 'c' && n == ContainerId::ROOT.0 {
+    fn ty(&mut self, t: TypeId) {
+        let a = self.types.get(t.0);
+        self.ident('t', a);
+    }
+
+    fn val(&mut self, v: ValueId) {
+        let a = self.values.get(v.0);
+        self.ident('v', a);
+    }
+
+    fn cont(&mut self, c: ContainerId) {
+        if c == ContainerId::ROOT {
             return self.word(b"0");
         }
+        let a = self.containers.get(c.0);
+        self.ident('c', a);
+    }
+
+    fn ident(&mut self, prefix: char, n: u32) {
         let mut b = itoa::Buffer::new();
         self.line.push(b' ');
         self.line.push(prefix as u8);
