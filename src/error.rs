@@ -81,6 +81,9 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// Result alias of the integrator.
+pub type Result<T> = std::result::Result<T, Error>;
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -89,6 +92,3 @@ mod tests {
         assert_eq!(e.to_string(), "host vm\\n, the other\\u{0}");
     }
 }
-
-/// Result alias of the integrator.
-pub type Result<T> = std::result::Result<T, Error>;

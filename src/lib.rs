@@ -29,4 +29,5 @@ pub mod sniff;
 pub mod source;
 pub mod summary;
 pub mod time;
+pub mod timeline;
 pub mod write;

@@ -1,15 +1,13 @@
 //! Ordering, written once: a min-queue whose items are ordered by a key
-//! given apart from them (the k-way merge of sources, an MPI log's rank
-//! lanes, the files of a libRastro run, a kernel trace's staged changes),
-//! and the reorder buffer of a source that steps back in time a little.
+//! given apart from them (the k-way merge of sources, the files of a
+//! libRastro run, a kernel trace's staged changes, a timeline's lanes),
+//! and the nearly sorted buffer behind a source's reorder window.
 //! Every key ends with a sequence number or an index, so ties keep a
 //! documented order and the output is deterministic.
 
-use crate::error::{Error, Result};
 use std::cmp::Ordering;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
 use std::collections::VecDeque;
-use std::path::Path;
 
 /// Items taken out smallest key first. The items need no order of their
 /// own.
@@ -97,102 +95,59 @@ impl<K: Ord, T> MinQueue<K, T> {
     }
 }
 
-/// Sorts a source that steps back in time by at most `window` (README,
-/// `--reorder-window`), holding only the records inside the window.
-/// Ties keep input order. Records that arrive in order (the common case)
-/// go to a deque, already sorted; only those that step back go through a
-/// [`MinQueue`].
-pub struct Reorder<T> {
-    window: i64,
-    in_order: VecDeque<((i64, u64), T)>,
-    heap: MinQueue<(i64, u64), T>,
-    max_seen: Option<(i64, u64)>,
-    seq: u64,
-    /// What positions are: `line` (text) or `byte` (binary).
-    pub unit: &'static str,
-    /// Records that arrived earlier than one before them.
-    pub reordered: u64,
+/// Items pushed nearly in key order, taken out in key order: those that
+/// arrive in order (the common case) go to a deque, already sorted; only
+/// those that step back go through a [`MinQueue`]. The [`Timeline`]'s
+/// reorder window bounds how far back they step.
+///
+/// [`Timeline`]: crate::timeline::Timeline
+pub struct Sorted<K, T> {
+    in_order: VecDeque<(K, T)>,
+    heap: MinQueue<K, T>,
 }
 
-impl<T> Reorder<T> {
-    /// A buffer for a window of `window` ns of source time.
-    pub fn new(window: i64) -> Self {
-        Reorder {
-            window,
+impl<K: Ord + Copy, T> Default for Sorted<K, T> {
+    fn default() -> Self {
+        Sorted {
             in_order: VecDeque::new(),
             heap: MinQueue::default(),
-            max_seen: None,
-            seq: 0,
-            unit: "line",
-            reordered: 0,
+        }
+    }
+}
+
+impl<K: Ord + Copy, T> Sorted<K, T> {
+    /// Adds `item` under `key`; keys must be distinct (end them with a
+    /// sequence number).
+    pub fn push(&mut self, key: K, item: T) {
+        match self.in_order.back() {
+            Some((last, _)) if key < *last => self.heap.push(key, item),
+            _ => self.in_order.push_back((key, item)),
         }
     }
 
-    /// Adds a record read at `line` with source time `time`. Fails when it
-    /// goes further back than the window, naming both lines.
-    pub fn push(&mut self, path: &Path, line: u64, time: i64, item: T) -> Result<()> {
-        match self.max_seen {
-            Some((max, max_line)) if time < max => {
-                if max - time > self.window {
-                    let unit = self.unit;
-                    return Err(Error::in_file(
-                        path,
-                        format!(
-                            "{unit} {line}: time goes back {} before {unit} {max_line}, more than the reorder window of {} (--reorder-window)",
-                            crate::time::format_duration(max - time),
-                            crate::time::format_duration(self.window)
-                        ),
-                    ));
-                }
-                self.reordered += 1;
-                self.heap.push((time, self.seq), item);
-            }
-            _ => {
-                self.max_seen = Some((time, line));
-                self.in_order.push_back(((time, self.seq), item));
-            }
-        }
-        self.seq += 1;
-        Ok(())
-    }
-
-    /// The first key of the deque and of the queue, and whether the deque's
-    /// comes first.
-    fn front_first(&self) -> Option<bool> {
+    /// The smallest key.
+    pub fn first(&self) -> Option<K> {
         match (self.in_order.front(), self.heap.peek()) {
             (None, None) => None,
-            (Some(_), None) => Some(true),
-            (None, Some(_)) => Some(false),
-            (Some((a, _)), Some((b, _))) => Some(a < b),
+            (Some((a, _)), None) => Some(*a),
+            (None, Some((b, _))) => Some(*b),
+            (Some((a, _)), Some((b, _))) => Some(if a < b { *a } else { *b }),
         }
     }
 
-    fn pop_first(&mut self) -> Option<(i64, T)> {
-        let ((time, _), item) = if self.front_first()? {
-            self.in_order.pop_front()?
-        } else {
-            self.heap.pop()?
+    /// Takes out the smallest key and its item.
+    pub fn pop(&mut self) -> Option<(K, T)> {
+        let deque_first = match (self.in_order.front(), self.heap.peek()) {
+            (None, None) => return None,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some((a, _)), Some((b, _))) => a < b,
         };
-        Some((time, item))
-    }
-
-    /// The earliest record that no future record can precede.
-    pub fn pop_ready(&mut self) -> Option<(i64, T)> {
-        let (max, _) = self.max_seen?;
-        let first = if self.front_first()? {
-            self.in_order.front().map(|(k, _)| k.0)
+        if deque_first {
+            self.in_order.pop_front()
         } else {
-            self.heap.peek().map(|(k, _)| k.0)
-        };
-        if first? <= max.saturating_sub(self.window) {
-            return self.pop_first();
+            self.heap.pop()
         }
-        None
-    }
-
-    /// At the end of input: the earliest remaining record.
-    pub fn pop_any(&mut self) -> Option<(i64, T)> {
-        self.pop_first()
     }
 }
 
@@ -200,54 +155,19 @@ impl<T> Reorder<T> {
 mod tests {
     use super::*;
 
-    fn run(window: i64, times: &[i64]) -> Result<Vec<(i64, usize)>> {
-        let mut r = Reorder::new(window);
-        let mut out = Vec::new();
-        for (i, &t) in times.iter().enumerate() {
-            r.push(Path::new("f"), i as u64 + 1, t, i)?;
-            while let Some(x) = r.pop_ready() {
-                out.push(x);
-            }
-        }
-        while let Some(x) = r.pop_any() {
-            out.push(x);
-        }
-        Ok(out)
-    }
-
-    #[test]
-    fn sorts_within_the_window_and_keeps_ties_in_order() {
-        let out = run(10, &[5, 3, 5, 20, 12, 30]).unwrap();
-        assert_eq!(out, vec![(3, 1), (5, 0), (5, 2), (12, 4), (20, 3), (30, 5)]);
-    }
-
-    #[test]
-    fn refuses_to_go_back_further() {
-        let e = run(10, &[5, 100, 89]).unwrap_err();
-        assert!(
-            e.message
-                .starts_with("f: line 3: time goes back 11ns before line 2"),
-            "{e}"
-        );
-    }
-
     proptest::proptest! {
         #[test]
-        fn output_is_the_stable_sort(times in proptest::collection::vec(0i64..50, 0..60)) {
-            // A window wider than the spread accepts everything.
-            let out = run(100, &times).unwrap();
-            // A narrow window either refuses or sorts exactly the same way.
-            if let Ok(narrow) = run(3, &times) {
-                proptest::prop_assert_eq!(&narrow, &out);
+        fn sorted_gives_the_sort(keys in proptest::collection::vec(0i64..50, 0..80)) {
+            let mut s = Sorted::default();
+            for (i, &k) in keys.iter().enumerate() {
+                s.push((k, i), ());
             }
-            let narrow = run(3, &times);
-            if let Ok(narrow) = narrow {
-                let mut e: Vec<(i64, usize)> = times.iter().copied().zip(0..).collect();
-                e.sort_by_key(|&(t, i)| (t, i));
-                proptest::prop_assert_eq!(narrow, e);
+            let mut out = Vec::new();
+            while let Some((k, ())) = s.pop() {
+                out.push(k);
             }
-            let mut expected: Vec<(i64, usize)> = times.iter().copied().zip(0..).collect();
-            expected.sort_by_key(|&(t, i)| (t, i));
+            let mut expected: Vec<(i64, usize)> = keys.iter().copied().zip(0..).collect();
+            expected.sort();
             proptest::prop_assert_eq!(out, expected);
         }
     }

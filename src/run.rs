@@ -78,7 +78,7 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
     let sync = open_sync(cfg, &hierarchy)?;
     let mut reg = Registry::new(hierarchy);
     let mut clocks = Clocks::new(sync.as_ref(), reg.hierarchy.identity.clone());
-    let mut clock_of = |host: &str| clocks.of(host);
+    let mut clock_of = |host: &str| clocks.of(host).map(crate::timeline::Clock::new);
     let mut cx = OpenCx {
         cfg,
         reg: &mut reg,

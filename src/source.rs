@@ -1,13 +1,13 @@
 //! What every input source looks like to the merge: a stream of model
 //! events in non-decreasing reference time, plus the counts the summary
 //! reports. A source is a decoder crate + a converter (`src/convert/`),
-//! registered in [`crate::run`].
+//! listed in [`crate::convert::kinds`]; its times go through its
+//! [`Timeline`].
 
-use crate::clock::ClockMap;
 use crate::error::Result;
-use crate::model::{Event, Op};
-use crate::order::Reorder;
+use crate::model::Event;
 use crate::registry::Registry;
+pub use crate::timeline::{Clock, Lane, Timeline};
 
 use std::path::PathBuf;
 
@@ -31,8 +31,6 @@ pub struct SourceStats {
     pub warnings: u64,
     /// The host whose clock stamped the records, if any.
     pub clock_host: Option<String>,
-    /// Whether that host's clock was corrected by the sync file.
-    pub clock: Option<ClockMap>,
     /// Point-to-point messages, for sources that have them.
     pub messages: Option<MessageStats>,
     /// Source-specific facts for the summary (anchors, pairing problems).
@@ -78,49 +76,6 @@ pub trait Converter {
     fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool>;
 }
 
-/// The part every source shares: the reorder window on source time, the
-/// clock map to the reference clock, and the counts.
-pub struct Timeline {
-    reorder: Reorder<Op>,
-    clock: ClockMap,
-    /// Counts and facts for the summary.
-    pub stats: SourceStats,
-}
-
-impl Timeline {
-    /// A timeline for records of `stats.path` stamped by `stats.clock`.
-    pub fn new(window: i64, stats: SourceStats) -> Timeline {
-        Timeline {
-            reorder: Reorder::new(window),
-            clock: stats.clock.unwrap_or(ClockMap::Identity),
-            stats,
-        }
-    }
-
-    /// A timeline whose positions are byte offsets (binary inputs).
-    pub fn binary(window: i64, stats: SourceStats) -> Timeline {
-        Timeline::counting(window, stats, "byte")
-    }
-
-    /// A timeline whose positions count `unit`s (`row` of an RRD archive).
-    pub fn counting(window: i64, stats: SourceStats, unit: &'static str) -> Timeline {
-        let mut t = Timeline::new(window, stats);
-        t.reorder.unit = unit;
-        t
-    }
-
-    /// Adds an event read at `line`, at `time` on the source's clock.
-    pub fn push(&mut self, line: u64, time: i64, op: Op) -> Result<()> {
-        self.reorder.push(&self.stats.path, line, time, op)
-    }
-
-    /// [`push`](Self::push) for a source of several files: a record of
-    /// `path`, named in the message if it steps back too far.
-    pub fn push_in(&mut self, path: &std::path::Path, line: u64, time: i64, op: Op) -> Result<()> {
-        self.reorder.push(path, line, time, op)
-    }
-}
-
 /// A [`Converter`] driven as an [`EventSource`].
 pub struct Converted<C> {
     converter: C,
@@ -144,13 +99,12 @@ impl<C: Converter> EventSource for Converted<C> {
         let t = &mut self.timeline;
         loop {
             let ready = if self.done {
-                t.reorder.pop_any()
+                t.pop_any()
             } else {
-                t.reorder.pop_ready()
+                t.pop_ready()
             };
             if let Some((time, op)) = ready {
                 t.stats.events += 1;
-                let time = t.clock.map(time);
                 t.stats.span = Some(match t.stats.span {
                     None => (time, time),
                     Some((a, b)) => (a.min(time), b.max(time)),
@@ -158,7 +112,6 @@ impl<C: Converter> EventSource for Converted<C> {
                 return Ok(Some(Event { time, op }));
             }
             if self.done {
-                t.stats.reordered = t.reorder.reordered;
                 return Ok(None);
             }
             if self.converter.pull(reg, t)? {

@@ -107,3 +107,21 @@ fn one_heap_implementation() {
         );
     }
 }
+
+/// Time has one path: local time becomes reference time in
+/// `src/timeline.rs` only. Converters declare lanes with an opaque
+/// `Clock`; none of them holds or applies a `ClockMap`.
+#[test]
+fn only_the_timeline_maps_times() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let name = f.strip_prefix(root()).unwrap().display().to_string();
+        // `Clock` has no method that maps a time: holding no `ClockMap`,
+        // a converter cannot map one.
+        if name.starts_with("src/convert") {
+            assert!(!text.contains("ClockMap"), "{name} holds a clock map");
+        }
+    }
+}

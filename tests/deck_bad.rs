@@ -202,7 +202,7 @@ fn time_going_back_beyond_the_window_names_the_record() {
     let (o, err) = deck(&path, &trace);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains(&format!("back.rst: byte {r}: time goes back by")),
+        err.contains(&format!("back.rst: byte {r}: time goes back 199.98")),
         "{err}"
     );
     assert!(!trace.exists());

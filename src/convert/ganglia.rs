@@ -7,12 +7,12 @@
 //! daemon that answered, for RRDs gmetad's): the whole input is corrected
 //! with the collector host's line of the sync file.
 
-use crate::clock::ClockMap;
 use crate::error::{Error, Result};
 use crate::hierarchy::Role;
 use crate::model::{ContainerId, Op, TypeId};
 use crate::registry::{Name, Registry, TypeKind};
 use crate::source::{Converted, Converter, SourceStats, Timeline};
+use crate::timeline::Clock;
 use integrador_ganglia::rrd::{host_metric, RrdDump};
 use integrador_ganglia::xml::{Entry, XmlReader};
 use integrador_ganglia::{Sample, TracedReader};
@@ -132,7 +132,7 @@ impl TracedSource {
         path: &Path,
         setup: TracedSetup<'_>,
         reg: &Registry,
-        clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+        clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
     ) -> Result<Converted<TracedSource>> {
         let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
         let reader = TracedReader::new(BufReader::with_capacity(
@@ -153,7 +153,6 @@ impl TracedSource {
             kind: "ganglia",
             path: path.to_path_buf(),
             clock_host: collector,
-            clock,
             ..SourceStats::default()
         };
         let converter = TracedSource {
@@ -165,7 +164,7 @@ impl TracedSource {
         };
         Ok(Converted::new(
             converter,
-            Timeline::new(setup.window, stats),
+            Timeline::new(setup.window, stats, clock),
         ))
     }
 
@@ -208,20 +207,21 @@ pub struct Setup {
     pub window: i64,
 }
 
+/// The counts of a source of `paths` and its collector's clock.
 fn stats(
     kind: &'static str,
     paths: &[PathBuf],
     setup: &Setup,
-    clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
-) -> SourceStats {
-    SourceStats {
+    clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
+) -> (SourceStats, Option<Clock>) {
+    let stats = SourceStats {
         kind,
         path: paths.first().cloned().unwrap_or_default(),
         more_files: paths.len().saturating_sub(1),
         clock_host: setup.collector.clone(),
-        clock: setup.collector.as_deref().and_then(clock_of),
         ..SourceStats::default()
-    }
+    };
+    (stats, setup.collector.as_deref().and_then(clock_of))
 }
 
 /// The sample times of one (host, metric) already written, as the latest
@@ -356,9 +356,9 @@ impl XmlSource {
         files: Vec<PathBuf>,
         setup: Setup,
         reg: &Registry,
-        clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+        clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
     ) -> Result<Converted<XmlSource>> {
-        let stats = stats("ganglia", &files, &setup, clock_of);
+        let (stats, clock) = stats("ganglia", &files, &setup, clock_of);
         let source = XmlSource {
             files,
             next_file: 0,
@@ -378,7 +378,7 @@ impl XmlSource {
         };
         Ok(Converted::new(
             source,
-            Timeline::binary(setup.window, stats),
+            Timeline::binary(setup.window, stats, clock),
         ))
     }
 
@@ -514,7 +514,7 @@ impl RrdSource {
         path: &Path,
         setup: Setup,
         reg: &Registry,
-        clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+        clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
     ) -> Result<Converted<RrdSource>> {
         let f = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
         let d = RrdDump::read(BufReader::new(f)).map_err(|e| Error::in_file(path, e))?;
@@ -530,7 +530,7 @@ impl RrdSource {
             .filter_map(|(t, v)| v.first().copied().filter(|x| !x.is_nan()).map(|x| (t, x)))
             .collect();
         let rra = d.rras.get(i).map_or(0, |r| r.pdp_per_row) * d.step;
-        let mut st = stats("ganglia", &[path.to_path_buf()], &setup, clock_of);
+        let (mut st, clock) = stats("ganglia", &[path.to_path_buf()], &setup, clock_of);
         st.notes.push(format!(
             "RRD dump of {metric} on {host}: AVERAGE archive of {rra} s rows, {} known row(s)",
             rows.len()
@@ -545,7 +545,7 @@ impl RrdSource {
         };
         Ok(Converted::new(
             source,
-            Timeline::counting(setup.window, st, "row"),
+            Timeline::new(setup.window, st, clock).counting("row"),
         ))
     }
 }

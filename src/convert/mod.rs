@@ -12,10 +12,10 @@ pub mod rastro;
 pub mod sched;
 
 use crate::cli::Config;
-use crate::clock::ClockMap;
 use crate::error::Result;
 use crate::registry::Registry;
 use crate::source::EventSource;
+use crate::timeline::Clock;
 use std::path::PathBuf;
 
 /// One kind of source: the files of its option, and how they open.
@@ -40,7 +40,7 @@ pub struct OpenCx<'a> {
     /// The unifier.
     pub reg: &'a mut Registry,
     /// The clock map of a host (the sync file's line for it), if any.
-    pub clock_of: &'a mut dyn FnMut(&str) -> Option<ClockMap>,
+    pub clock_of: &'a mut dyn FnMut(&str) -> Option<Clock>,
     /// The opened sources, in the merge's tie order.
     pub sources: Vec<Box<dyn EventSource>>,
     /// Inputs whose clock counts from boot with nothing to place it on

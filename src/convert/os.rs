@@ -5,12 +5,12 @@
 //! Process when a `# thread <tid> <pid>` header line says so
 //! (docs/formats.md §3). Times are on the described host's clock.
 
-use crate::clock::ClockMap;
 use crate::error::{Error, Result};
 use crate::hierarchy::Role;
 use crate::model::{ContainerId, Op, TypeId, ValueId};
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
+use crate::timeline::Clock;
 use integrador_sched::{OsKind, OsReader};
 use std::collections::HashMap;
 use std::io::BufReader;
@@ -42,7 +42,7 @@ impl OsSource {
         path: &Path,
         window: i64,
         reg: &mut Registry,
-        clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+        clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
     ) -> Result<Converted<OsSource>> {
         let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
         let reader = OsReader::new(BufReader::with_capacity(
@@ -70,7 +70,6 @@ impl OsSource {
             kind: "os",
             path: path.to_path_buf(),
             clock_host: Some(host),
-            clock,
             ..SourceStats::default()
         };
         let converter = OsSource {
@@ -81,7 +80,10 @@ impl OsSource {
             rows: HashMap::new(),
             os: reg.hierarchy.os.clone(),
         };
-        Ok(Converted::new(converter, Timeline::new(window, stats)))
+        Ok(Converted::new(
+            converter,
+            Timeline::new(window, stats, clock),
+        ))
     }
 
     fn row(&mut self, reg: &mut Registry, task: u32) -> (ContainerId, ValueId, ValueId, TypeId) {

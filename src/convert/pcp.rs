@@ -14,12 +14,12 @@
 //! The `.meta` file is read whole when the source opens (descriptors and
 //! instance domains, small next to the data); the volumes stream in order.
 
-use crate::clock::ClockMap;
 use crate::error::{Error, Result};
 use crate::hierarchy::{Display, PcpConfig, Role};
 use crate::model::{ContainerId, Op, TypeId};
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
+use crate::timeline::Clock;
 use integrador_pcp::meta::{units_fields, Desc, Metadata, INDOM_NULL, SEM_COUNTER};
 use integrador_pcp::{archive, Archive, ResultRecord, Value, VolumeReader};
 use std::collections::HashMap;
@@ -157,7 +157,7 @@ impl PcpSource {
         raw: bool,
         window: i64,
         reg: &mut Registry,
-        clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+        clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
     ) -> Result<Converted<PcpSource>> {
         let machine_ty = reg.required_level(
             Role::Machine,
@@ -200,7 +200,6 @@ impl PcpSource {
             kind: "pcp",
             path: archive.base.clone(),
             clock_host: Some(label.host.clone()),
-            clock,
             notes,
             ..SourceStats::default()
         };
@@ -231,7 +230,10 @@ impl PcpSource {
             no_values: 0,
             left_out: 0,
         };
-        Ok(Converted::new(source, Timeline::binary(window, stats)))
+        Ok(Converted::new(
+            source,
+            Timeline::binary(window, stats, clock),
+        ))
     }
 
     /// The variable of (metric, instance), created on first sight; `None`

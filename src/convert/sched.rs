@@ -9,13 +9,13 @@
 //! (docs/formats.md §6), `--boot-epoch` or the hierarchy's `[os]
 //! boot_epoch` puts it on the wall clock.
 
-use crate::clock::ClockMap;
 use crate::error::{Error, Result};
 use crate::hierarchy::Role;
 use crate::model::{ContainerId, Op, TypeId, ValueId};
 use crate::order::MinQueue;
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
+use crate::timeline::Clock;
 use integrador_sched::switches::{Change, Cpus, Switch};
 use integrador_sched::text::{kernel_state, Event, Kind, TextReader};
 use integrador_sched::Format;
@@ -160,7 +160,6 @@ pub struct SchedSource {
     /// (time, sequence, line, op).
     staged: MinQueue<(i64, u64), (u64, Op)>,
     seq: u64,
-    offset: i64,
     machine: ContainerId,
     rows: HashMap<i32, Row>,
     inferred: (u64, u64),
@@ -190,7 +189,7 @@ impl SchedSource {
         boot_epoch: Option<i64>,
         window: i64,
         reg: &mut Registry,
-        clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+        clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
     ) -> Result<Opened> {
         reg.required_level(Role::Process, &format!("{}: kernel traces", path.display()))?;
         let anchor = match find_marker(path, format)? {
@@ -225,7 +224,6 @@ impl SchedSource {
             kind: "os",
             path: path.to_path_buf(),
             clock_host: Some(host.clone()),
-            clock: clock_of(&host),
             notes,
             ..SourceStats::default()
         };
@@ -237,7 +235,6 @@ impl SchedSource {
             switches: Vec::new(),
             staged: MinQueue::default(),
             seq: 0,
-            offset: anchor.offset(),
             machine,
             rows: HashMap::new(),
             inferred: (0, 0),
@@ -247,8 +244,12 @@ impl SchedSource {
             done: false,
             os: reg.hierarchy.os.clone(),
         };
+        // The trace clock is placed on the wall clock by the anchor, then
+        // corrected as the host's.
+        let mut timeline = Timeline::lanes(window, stats);
+        timeline.lane(anchor.offset(), clock_of(&host).unwrap_or(Clock::IDENTITY));
         Ok(Opened {
-            source: Converted::new(source, Timeline::new(window, stats)),
+            source: Converted::new(source, timeline),
             anchor,
         })
     }
@@ -283,8 +284,7 @@ impl SchedSource {
             ts
         };
         self.seq += 1;
-        self.staged
-            .push((ts.saturating_add(self.offset), self.seq), (line, op));
+        self.staged.push((ts, self.seq), (line, op));
     }
 
     fn set(
@@ -350,7 +350,6 @@ impl SchedSource {
         if let Some(u) = upto {
             self.released = self.released.max(u);
         }
-        let upto = upto.map(|u| u.saturating_add(self.offset));
         while let Some((&(t, _), _)) = self.staged.peek() {
             if upto.is_some_and(|u| t > u) {
                 break;

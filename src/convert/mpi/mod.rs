@@ -29,16 +29,18 @@ mod scan;
 pub use nodes::{host_of_rank, read_nodes};
 use scan::{Reader, Scan};
 
-use crate::clock::{parse_epoch_ns, seconds_to_ns, ClockMap};
+use crate::clock::{parse_epoch_ns, seconds_to_ns};
 use crate::error::{Error, Result};
 use crate::hierarchy::{Display, Role};
 use crate::model::{ContainerId, LinkKey, Op, TypeId, ValueId};
-use crate::order::MinQueue;
 use crate::registry::Registry;
-use crate::source::{Converted, Converter, MessageStats, SourceStats, Timeline};
+use crate::source::{Clock, Converted, Converter, Lane, MessageStats, SourceStats, Timeline};
 use integrador_clog::clog2::cargo_string;
 use integrador_clog::{Body, Record};
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+// foldhash: rank, row and channel lookups are per record (SipHash was 9%
+// of an MPI run); the seed is random per run, like std's.
+use foldhash::{HashMap, HashMapExt};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 /// The anchor's event name (docs/formats.md §5).
@@ -59,100 +61,28 @@ pub struct MpiSetup<'a> {
     pub window: i64,
 }
 
-/// One rank, placed.
+/// One rank, placed: its clock domain (its anchor's offset on its host's
+/// clock) is a lane of the timeline.
 struct Rank {
-    lane: usize,
+    lane: Lane,
     host: String,
     container: ContainerId,
-    /// Wall clock = MPE time + offset (ns).
-    offset: i64,
-    clock: ClockMap,
 }
 
-impl Rank {
-    fn time(&self, mpe_ns: i64) -> i64 {
-        self.clock.map(mpe_ns.saturating_add(self.offset))
-    }
-}
-
-/// Where an event goes: its rank's lane, the record's offset, its time.
+/// Where an event goes: its rank's lane, the record's offset, its MPE time.
 #[derive(Clone, Copy)]
 struct At {
-    lane: usize,
+    lane: Lane,
     pos: u64,
     time: i64,
 }
 
-/// Per-rank queues that hand the [`Timeline`] events in time order. A
-/// merged log is sorted on MPE time, so each rank's events come in order
-/// on its own placed clock, but ranks placed by different anchors
-/// interleave out of order: merging the ranks here keeps the timeline's
-/// reorder heap for what is really out of order (an unmerged log), which
-/// it still sorts or refuses.
-#[derive(Default)]
-struct Lanes {
-    lanes: Vec<VecDeque<(i64, u64, u64, Op)>>,
-    /// Each non-empty lane by its first event's (time, sequence).
-    heads: MinQueue<(i64, u64), usize>,
-    seq: u64,
-}
-
-impl Lanes {
-    fn stage(&mut self, out: &mut Timeline, at: At, op: Op) -> Result<()> {
-        let At { lane, pos, time } = at;
-        if self.lanes.len() <= lane {
-            self.lanes.resize_with(lane + 1, VecDeque::new);
-        }
-        let Some(q) = self.lanes.get_mut(lane) else {
-            return out.push(pos, time, op);
-        };
-        if q.back().is_some_and(|b| time < b.0) {
-            return out.push(pos, time, op);
-        }
-        if q.is_empty() {
-            self.heads.push((time, self.seq), lane);
-        }
-        q.push_back((time, self.seq, pos, op));
-        self.seq += 1;
-        Ok(())
+/// `n` pops of a state row.
+fn pops(out: &mut Timeline, at: At, container: ContainerId, ty: TypeId, n: usize) -> Result<()> {
+    for _ in 0..n {
+        out.push_on(at.lane, at.pos, at.time, Op::PopState { container, ty })?;
     }
-
-    /// `n` pops of a state row.
-    fn pops(
-        &mut self,
-        out: &mut Timeline,
-        at: At,
-        container: ContainerId,
-        ty: TypeId,
-        n: usize,
-    ) -> Result<()> {
-        for _ in 0..n {
-            self.stage(out, at, Op::PopState { container, ty })?;
-        }
-        Ok(())
-    }
-
-    /// Hands over every event up to `upto` (all with `None`), earliest
-    /// first, ties in file order.
-    fn release(&mut self, out: &mut Timeline, upto: Option<i64>) -> Result<()> {
-        while let Some((&(t, _), &lane)) = self.heads.peek() {
-            if upto.is_some_and(|u| t > u) {
-                break;
-            }
-            self.heads.pop();
-            let Some(q) = self.lanes.get_mut(lane) else {
-                continue;
-            };
-            let Some((time, _, pos, op)) = q.pop_front() else {
-                continue;
-            };
-            if let Some(next) = q.front() {
-                self.heads.push((next.0, next.1), lane);
-            }
-            out.push(pos, time, op)?;
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 /// One state row: a rank's (or an MPE thread's) MPI states.
@@ -236,16 +166,9 @@ pub struct MpiSource {
     rows: HashMap<(i32, i32), Row>,
     chans: HashMap<(i32, i32, i32), Chan>,
     kinds: Vec<Kinds>,
-    /// Each rank's latest MPE time so far (ns), and how far back the next
-    /// may step.
-    last_mpe: HashMap<i32, i64>,
-    window: i64,
     /// The hierarchy's name of message arrows.
     link_name: String,
     messages: MessageStats,
-    lanes: Lanes,
-    /// No event placed later can be earlier than its MPE time plus this.
-    low_shift: i64,
     unmatched_ends: u64,
     leftover_starts: u64,
     crossed: u64,
@@ -287,7 +210,7 @@ impl MpiSource {
         out: &mut Timeline,
         rec: &Record,
         me: i32,
-        time: i64,
+        mpe: i64,
     ) -> Result<()> {
         let Body::Msg {
             etype,
@@ -307,6 +230,14 @@ impl MpiSource {
             return Ok(());
         };
         let (from, to) = (s.container, d.container);
+        let lane = if send { s.lane } else { d.lane };
+        let at = At {
+            lane,
+            pos: rec.offset,
+            time: mpe,
+        };
+        // Message ends pair on the reference clock.
+        let time = out.map(lane, mpe);
         let Some(cached) = self.chans.get(&(src, dst, tag)).map(|c| c.link) else {
             return Ok(());
         };
@@ -370,12 +301,7 @@ impl MpiSource {
                 key,
             }
         };
-        let at = At {
-            lane: self.ranks.get(&me).map_or(0, |r| r.lane),
-            pos: rec.offset,
-            time,
-        };
-        self.lanes.stage(out, at, op)
+        out.push_on(at.lane, at.pos, at.time, op)
     }
 
     fn finish(&mut self, out: &mut Timeline) {
@@ -404,7 +330,11 @@ impl MpiSource {
     }
 }
 
-fn display_of(over: &HashMap<String, Display>, name: &str, color: &str) -> Display {
+fn display_of(
+    over: &std::collections::HashMap<String, Display>,
+    name: &str,
+    color: &str,
+) -> Display {
     let mut d = over.get(name).cloned().unwrap_or_default();
     if d.color.is_none() {
         d.color = crate::color::paje_color(color);
@@ -419,7 +349,6 @@ impl Converter for MpiSource {
             .next_record()
             .map_err(|e| Error::in_file(&self.path, e))?
         else {
-            self.lanes.release(out, None)?;
             self.finish(out);
             return Ok(false);
         };
@@ -441,29 +370,11 @@ impl Converter for MpiSource {
                 ),
             ));
         };
-        let time = rank.time(mpe);
         let at = At {
             lane: rank.lane,
             pos: rec.offset,
-            time,
+            time: mpe,
         };
-        // A rank's records are in time order in an MPE log: one far ahead
-        // of the next is damage, not something to sort (it would be drawn
-        // after the rank's end).
-        let last = self.last_mpe.entry(me).or_insert(i64::MIN);
-        if mpe < last.saturating_sub(self.window) {
-            return Err(Error::in_file(
-                &self.path,
-                format!(
-                    "byte {}: rank {me}'s time goes back from {} s to {} s, more than the reorder window ({}): the log is damaged",
-                    rec.offset,
-                    *last as f64 / 1e9,
-                    rec.time,
-                    crate::time::format_duration(self.window)
-                ),
-            ));
-        }
-        *last = (*last).max(mpe);
         let Some(row) = self.rows.get_mut(&(me, rec.thread)) else {
             return Ok(true);
         };
@@ -477,9 +388,10 @@ impl Converter for MpiSource {
         let last = row.left == 0;
         if !row.started {
             row.started = true;
-            self.lanes.stage(
-                out,
-                at,
+            out.push_on(
+                at.lane,
+                at.pos,
+                at.time,
                 Op::SetState {
                     container,
                     ty: state_ty,
@@ -490,9 +402,10 @@ impl Converter for MpiSource {
         match etype.map(|e| (e, self.scan.state_of_etype.get(&e).copied())) {
             Some((_, Some((state, true)))) => {
                 row.stack.push(state);
-                self.lanes.stage(
-                    out,
-                    at,
+                out.push_on(
+                    at.lane,
+                    at.pos,
+                    at.time,
                     Op::PushState {
                         container,
                         ty: state_ty,
@@ -510,13 +423,13 @@ impl Converter for MpiSource {
                     if !above.is_empty() {
                         self.crossed += 1;
                     }
-                    self.lanes
-                        .pops(out, at, container, state_ty, above.len() + 1)?;
+                    pops(out, at, container, state_ty, above.len() + 1)?;
                     for s in above {
                         row.stack.push(s);
-                        self.lanes.stage(
-                            out,
-                            at,
+                        out.push_on(
+                            at.lane,
+                            at.pos,
+                            at.time,
                             Op::PushState {
                                 container,
                                 ty: state_ty,
@@ -529,9 +442,10 @@ impl Converter for MpiSource {
             Some((e, None)) => {
                 let ty = event_ty;
                 let value = self.event_value(reg, kind, e);
-                self.lanes.stage(
-                    out,
-                    at,
+                out.push_on(
+                    at.lane,
+                    at.pos,
+                    at.time,
                     Op::NewEvent {
                         container,
                         ty,
@@ -539,7 +453,7 @@ impl Converter for MpiSource {
                     },
                 )?;
             }
-            None => self.message(reg, out, &rec, me, time)?,
+            None => self.message(reg, out, &rec, me, mpe)?,
         }
         // The row's last event: the rank is done, pop everything, the
         // base "executing" too.
@@ -550,11 +464,9 @@ impl Converter for MpiSource {
                 row.stack.clear();
                 row.started = false;
                 let container = row.container;
-                self.lanes.pops(out, at, container, state_ty, open + 1)?;
+                pops(out, at, container, state_ty, open + 1)?;
             }
         }
-        self.lanes
-            .release(out, Some(mpe.saturating_add(self.low_shift)))?;
         Ok(true)
     }
 }

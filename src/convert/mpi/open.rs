@@ -12,7 +12,7 @@ impl MpiSource {
         path: &Path,
         setup: MpiSetup,
         reg: &mut Registry,
-        clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+        clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
     ) -> Result<Converted<MpiSource>> {
         let process_ty =
             reg.required_level(Role::Process, &format!("{}: MPI traces", path.display()))?;
@@ -29,10 +29,11 @@ impl MpiSource {
             anchors: &anchors,
             process_ty,
         };
-        let (ranks, notes) = placed.place(&world, reg, clock_of)?;
+        // Every rank is a lane: MPE time, which all ranks share, placed by
+        // the rank's anchor and corrected by its host's clock.
+        let mut timeline = Timeline::lanes(setup.window, SourceStats::default()).counting("byte");
+        let (ranks, notes) = placed.place(&world, reg, clock_of, &mut timeline)?;
         let rows = rows(&scan, &ranks, reg);
-        let shift = placement_shift(&scan, &ranks);
-        let spread = shift.map_or(0, |(lo, hi)| hi - lo);
         let (messages, chans) = channels(&scan, reg);
 
         // A state or event type belongs to one container type: MPE threads
@@ -45,11 +46,10 @@ impl MpiSource {
         }
 
         let hosts: BTreeSet<&str> = ranks.values().map(|r| r.host.as_str()).collect();
-        let stats = SourceStats {
+        timeline.stats = SourceStats {
             kind: "mpi",
             path: path.to_path_buf(),
             clock_host: Some(hosts.into_iter().collect::<Vec<_>>().join(",")),
-            clock: None,
             notes,
             ..SourceStats::default()
         };
@@ -62,21 +62,14 @@ impl MpiSource {
             rows,
             chans,
             kinds,
-            last_mpe: HashMap::new(),
-            window: setup.window,
             link_name: mpi.link_name.clone(),
             messages,
-            lanes: Lanes::default(),
-            low_shift: shift.map_or(0, |(lo, _)| lo),
             unmatched_ends: 0,
             leftover_starts: 0,
             crossed: 0,
             unknown_partner: 0,
         };
-        Ok(Converted::new(
-            converter,
-            Timeline::binary(setup.window.saturating_add(spread), stats),
-        ))
+        Ok(Converted::new(converter, timeline))
     }
 }
 
@@ -165,7 +158,8 @@ impl Placing<'_> {
         &self,
         world: &BTreeSet<i32>,
         reg: &mut Registry,
-        clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+        clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
+        timeline: &mut Timeline,
     ) -> Result<(BTreeMap<i32, Rank>, Vec<String>)> {
         let mut ranks = BTreeMap::new();
         let mut notes = Vec::new();
@@ -195,16 +189,13 @@ impl Placing<'_> {
                     (start, reg.named_child(machine, self.process_ty, &name))
                 }
             };
-            let clock = clock_of(&host).unwrap_or(ClockMap::Identity);
-            let lane = ranks.len();
+            let lane = timeline.lane(offset, clock_of(&host).unwrap_or(Clock::IDENTITY));
             ranks.insert(
                 w,
                 Rank {
                     lane,
                     host,
                     container,
-                    offset,
-                    clock,
                 },
             );
         }
@@ -315,25 +306,6 @@ fn rows(scan: &Scan, ranks: &BTreeMap<i32, Rank>, reg: &mut Registry) -> HashMap
         row.left += n;
     }
     rows
-}
-
-/// The lowest and highest shift (placed time − MPE time) over the ranks'
-/// first and last events: the merged file is sorted on MPE time, so the
-/// reorder window must cover their spread.
-fn placement_shift(scan: &Scan, ranks: &BTreeMap<i32, Rank>) -> Option<(i64, i64)> {
-    let mut shift = (i64::MAX, i64::MIN);
-    for (&(icomm, rank), &(first, last)) in &scan.rank_span {
-        let Some(r) = ranks.get(&scan.wrank(icomm, rank)) else {
-            continue;
-        };
-        for t in [first, last] {
-            if let Some(ns) = seconds_to_ns(t) {
-                let d = r.time(ns) - ns;
-                shift = (shift.0.min(d), shift.1.max(d));
-            }
-        }
-    }
-    (shift.0 <= shift.1).then_some(shift)
 }
 
 /// The (sender, receiver, tag) channels in a fixed order, so link keys are

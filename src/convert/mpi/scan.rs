@@ -2,8 +2,9 @@
 
 use super::{COMM_SELF_CREATE, RECV, SEND};
 use crate::error::{Error, Result};
+use foldhash::HashMap;
 use integrador_clog::{Body, CommEntry, MpeReader};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::BufReader;
 use std::path::Path;
 

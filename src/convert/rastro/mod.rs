@@ -19,15 +19,17 @@
 //!    links are written as they stream; only matched keys are drawn, so
 //!    every link written has both ends.
 
-use crate::clock::ClockMap;
 use crate::error::{Error, Result};
 use crate::eventmap::{EventDef, EventMap, Level, LinkEnd};
 use crate::hierarchy::Role;
 use crate::model::{ContainerId, LinkKey, Op, TypeId, ValueId};
 use crate::registry::Registry;
-use crate::source::{Converted, Converter, MessageStats, SourceStats, Timeline};
+use crate::source::{Clock, Converted, Converter, Lane, MessageStats, SourceStats, Timeline};
 use integrador_rastro::{End, Record, RstReader};
-use std::collections::{BTreeMap, HashMap, HashSet};
+// foldhash: link keys are looked up per record (SipHash was 9% of a
+// libRastro run); the seed is random per run, like std's.
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -231,7 +233,7 @@ impl RastroSource {
                 let (from, to) = if start { (me, other) } else { (other, me) };
                 let (container, ty, value) = self.link_type(reg, end.link, from, to, &end.value);
                 let key = self.link_key(reg, k);
-                self.causality(k, start, time, i);
+                self.causality(k, start, out.map(self.walk.files[i].lane, time), i);
                 let size = end
                     .size
                     .and_then(|e| e.eval(rec, id1, id2, peer))
@@ -245,7 +247,7 @@ impl RastroSource {
                     key,
                     size,
                 };
-                out.push_in(&self.walk.files[i].path, pos, time, link.op(start))?;
+                out.push_on(self.walk.files[i].lane, pos, time, link.op(start))?;
             }
             self.found = found;
         }
@@ -279,8 +281,8 @@ impl RastroSource {
                 key,
                 size: 0,
             };
-            out.push_in(&self.walk.files[i].path, pos, time, link.op(true))?;
-            out.push_in(&self.walk.files[i].path, pos, time, link.op(false))?;
+            out.push_on(self.walk.files[i].lane, pos, time, link.op(true))?;
+            out.push_on(self.walk.files[i].lane, pos, time, link.op(false))?;
             self.messages.matched += 1;
         }
         Ok(())
@@ -340,8 +342,8 @@ impl RastroSource {
         let mut depth = row.depth;
         if let Some(v) = &def.set {
             let value = self.state_value(reg, ty, v);
-            out.push_in(
-                &self.walk.files[i].path,
+            out.push_on(
+                self.walk.files[i].lane,
                 pos,
                 time,
                 Op::SetState {
@@ -353,8 +355,8 @@ impl RastroSource {
             depth = 1;
         } else if let Some(v) = &def.push {
             let value = self.state_value(reg, ty, v);
-            out.push_in(
-                &self.walk.files[i].path,
+            out.push_on(
+                self.walk.files[i].lane,
                 pos,
                 time,
                 Op::PushState {
@@ -368,8 +370,8 @@ impl RastroSource {
             if depth == 0 {
                 self.empty_pops += 1;
             } else {
-                out.push_in(
-                    &self.walk.files[i].path,
+                out.push_on(
+                    self.walk.files[i].lane,
                     pos,
                     time,
                     Op::PopState { container, ty },
@@ -378,8 +380,8 @@ impl RastroSource {
             }
         } else if def.end {
             for _ in 0..depth {
-                out.push_in(
-                    &self.walk.files[i].path,
+                out.push_on(
+                    self.walk.files[i].lane,
                     pos,
                     time,
                     Op::PopState { container, ty },
@@ -392,8 +394,8 @@ impl RastroSource {
         }
         if let Some(v) = &def.event {
             let value = self.state_value(reg, row.event_ty, v);
-            out.push_in(
-                &self.walk.files[i].path,
+            out.push_on(
+                self.walk.files[i].lane,
                 pos,
                 time,
                 Op::NewEvent {
@@ -421,21 +423,15 @@ impl RastroSource {
             End::NoStop { offset } | End::Truncated { offset, .. } => (*offset, f.last_raw),
             End::Open => return Ok(()),
         };
-        let clock = f.clock;
+        let lane = f.lane;
         let Some(row) = self.rows.get_mut(i) else {
             return Ok(());
         };
         let (container, ty, depth) = (row.container, row.state_ty, row.depth);
         row.depth = 0;
         if depth > 0 {
-            let time = clock.map(raw);
             for _ in 0..depth {
-                out.push_in(
-                    &self.walk.files[i].path,
-                    pos,
-                    time,
-                    Op::PopState { container, ty },
-                )?;
+                out.push_on(lane, pos, raw, Op::PopState { container, ty })?;
             }
         }
         Ok(())
@@ -490,22 +486,25 @@ impl Converter for RastroSource {
             return Ok(false);
         };
         let rec = std::mem::take(&mut f.rec);
-        let time = f.time;
+        let lane = f.lane;
         let map = Arc::clone(&self.map);
         match map.events.get(&rec.ty) {
             None => *self.unknown_ids.entry(rec.ty).or_default() += 1,
             Some(def) => {
-                self.state(reg, out, i, def, rec.offset, time)?;
-                self.links(reg, out, i, def, &rec, time)?;
+                self.state(reg, out, i, def, rec.offset, rec.time_ns)?;
+                self.links(reg, out, i, def, &rec, rec.time_ns)?;
             }
         }
         if let Some(f) = self.walk.files.get_mut(i) {
             f.rec = rec;
         }
-        let before = self.walk.heap.len();
-        self.walk.advance(i)?;
-        if self.walk.heap.len() == before {
+        if self.walk.advance(i, out)? {
+            if let Some(f) = self.walk.files.get(i) {
+                out.expect(lane, f.rec.time_ns);
+            }
+        } else {
             self.file_end(out, i)?;
+            out.close(lane);
         }
         Ok(true)
     }

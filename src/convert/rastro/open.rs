@@ -13,21 +13,38 @@ impl RastroSource {
         map: EventMap,
         window: i64,
         reg: &mut Registry,
-        clock_of: &mut dyn FnMut(&str) -> Option<ClockMap>,
+        clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
     ) -> Result<Converted<RastroSource>> {
         let process_ty = reg.required_level(Role::Process, "libRastro traces")?;
         let thread_ty = reg.level_type(Role::Thread);
-        let mut clocks: HashMap<String, ClockMap> = HashMap::new();
-        let mut placed = |host: &str| -> ClockMap {
-            *clocks
-                .entry(host.to_string())
-                .or_insert_with(|| clock_of(host).unwrap_or(ClockMap::Identity))
-        };
-        let mut walk = Walk::new(paths, window, &mut placed)?;
+        // Each file is a lane on its own host's clock.
+        let mut timeline = Timeline::lanes(window, SourceStats::default())
+            .independent()
+            .counting("byte");
+        let mut clocks: HashMap<String, Clock> = HashMap::new();
+        let mut walk = Walk::open(paths)?;
+        for f in &mut walk.files {
+            let clock = *clocks
+                .entry(f.host.clone())
+                .or_insert_with(|| clock_of(&f.host).unwrap_or(Clock::IDENTITY));
+            f.lane = timeline.file_lane(&f.path, 0, clock);
+        }
+        walk.start(&timeline)?;
         let seen = file_ids(&walk)?;
-        let (scan, bad) = Scan::run(&mut walk, &map)?;
+        let (scan, bad) = Scan::run(&mut walk, &timeline, &map)?;
         // Pass 2 reads the files again from their start.
-        let walk = Walk::new(paths, window, &mut placed)?;
+        let lanes: Vec<Lane> = walk.files.iter().map(|f| f.lane).collect();
+        let mut walk = Walk::open(paths)?;
+        for (f, lane) in walk.files.iter_mut().zip(lanes) {
+            f.lane = lane;
+        }
+        walk.start(&timeline)?;
+        for f in &walk.files {
+            match f.reader.end() {
+                End::Open => timeline.expect(f.lane, f.rec.time_ns),
+                _ => timeline.close(f.lane),
+            }
+        }
 
         // Containers: each rank's Process (by pid when the map gives one),
         // each thread's container under it (by tid, so that the kernel's
@@ -92,7 +109,7 @@ impl RastroSource {
             ));
         }
         let first = paths.first().cloned().unwrap_or_default();
-        let stats = SourceStats {
+        timeline.stats = SourceStats {
             kind: "deck",
             path: first,
             more_files: paths.len().saturating_sub(1),
@@ -130,7 +147,7 @@ impl RastroSource {
             empty_pops: 0,
             ends,
         };
-        Ok(Converted::new(source, Timeline::binary(window, stats)))
+        Ok(Converted::new(source, timeline))
     }
 }
 

@@ -105,7 +105,11 @@ pub(super) struct Scan {
 }
 
 impl Scan {
-    pub(super) fn run(walk: &mut Walk, map: &EventMap) -> Result<(Scan, HashSet<Key>)> {
+    pub(super) fn run(
+        walk: &mut Walk,
+        timeline: &Timeline,
+        map: &EventMap,
+    ) -> Result<(Scan, HashSet<Key>)> {
         let mut s = Scan::default();
         // Links some of whose starts do not name their end.
         let mut needs_partner = vec![false; map.links.len()];
@@ -181,7 +185,7 @@ impl Scan {
                     });
                 }
             }
-            walk.advance(i)?;
+            walk.advance(i, timeline)?;
         }
         // What is still open never found its other end.
         let mut bad: HashSet<Key> = s.open.keys().copied().collect();

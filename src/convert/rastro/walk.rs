@@ -1,5 +1,6 @@
 //! The files of a libRastro run read as one stream: each file's records
-//! in order, the files merged on their corrected times.
+//! in order, the files merged on their corrected times, which the
+//! [`Timeline`] gives (each file is one of its lanes).
 
 use super::*;
 
@@ -8,14 +9,13 @@ pub(super) struct Input {
     pub(super) path: PathBuf,
     pub(super) reader: RstReader<crate::input::Reader>,
     pub(super) rec: Record,
-    /// Corrected time of `rec`.
-    pub(super) time: i64,
-    /// Raw time of the previous record, to catch a clock going back.
+    /// The latest raw time read, where a file without a STOP ends.
     pub(super) last_raw: i64,
     pub(super) host: String,
     pub(super) id1: u64,
     pub(super) id2: u64,
-    pub(super) clock: ClockMap,
+    /// Its clock domain in the timeline.
+    pub(super) lane: Lane,
 }
 
 impl Input {
@@ -33,71 +33,57 @@ impl Input {
 pub(super) struct Walk {
     pub(super) files: Vec<Input>,
     pub(super) heap: crate::order::MinQueue<(i64, usize), ()>,
-    pub(super) window: i64,
 }
 
 impl Walk {
-    pub(super) fn new(
-        paths: &[PathBuf],
-        window: i64,
-        clock_of: &mut dyn FnMut(&str) -> ClockMap,
-    ) -> Result<Walk> {
+    /// Opens the files; their lanes are set by the caller, then
+    /// [`start`](Self::start) reads their first records.
+    pub(super) fn open(paths: &[PathBuf]) -> Result<Walk> {
         let mut files = Vec::with_capacity(paths.len());
         for path in paths {
             let (reader, init) = Input::open(path)?;
-            let clock = clock_of(&init.host);
             files.push(Input {
                 path: path.clone(),
                 reader,
                 rec: Record::default(),
-                time: 0,
                 last_raw: i64::MIN,
                 host: init.host,
                 id1: init.id1,
                 id2: init.id2,
-                clock,
+                lane: Lane::default(),
             });
         }
-        let mut w = Walk {
+        Ok(Walk {
             files,
             heap: crate::order::MinQueue::default(),
-            window,
-        };
-        for i in 0..w.files.len() {
-            w.advance(i)?;
-        }
-        Ok(w)
+        })
     }
 
-    /// Reads file `i`'s next record and queues it.
-    pub(super) fn advance(&mut self, i: usize) -> Result<()> {
-        let window = self.window;
+    /// Reads every file's first record.
+    pub(super) fn start(&mut self, timeline: &Timeline) -> Result<()> {
+        for i in 0..self.files.len() {
+            self.advance(i, timeline)?;
+        }
+        Ok(())
+    }
+
+    /// Reads file `i`'s next record and queues it on its corrected time;
+    /// `false` at the file's end.
+    pub(super) fn advance(&mut self, i: usize, timeline: &Timeline) -> Result<bool> {
         let Some(f) = self.files.get_mut(i) else {
-            return Ok(());
+            return Ok(false);
         };
         if !f
             .reader
             .next_into(&mut f.rec)
             .map_err(|e| Error::in_file(&f.path, e))?
         {
-            return Ok(());
+            return Ok(false);
         }
         let raw = f.rec.time_ns;
-        if f.last_raw != i64::MIN && raw < f.last_raw.saturating_sub(window) {
-            return Err(Error::in_file(
-                &f.path,
-                format!(
-                    "byte {}: time goes back by {} ns, more than the reorder window ({} ns)",
-                    f.rec.offset,
-                    f.last_raw - raw,
-                    window
-                ),
-            ));
-        }
         f.last_raw = f.last_raw.max(raw);
-        f.time = f.clock.map(raw);
-        self.heap.push((f.time, i), ());
-        Ok(())
+        self.heap.push((timeline.map(f.lane, raw), i), ());
+        Ok(true)
     }
 
     /// The file holding the next record in time order.

@@ -1,0 +1,485 @@
+//! The one time path. A converter declares its source's clock domains as
+//! lanes (an MPI rank with its anchor offset, a libRastro file, a kernel
+//! trace with its boot anchor, a collector, an archive) and pushes every
+//! event at its lane's local time; the timeline alone maps local time to
+//! the reference clock (offset, then the host's correction), applies the
+//! reorder window on source time, and hands the events on in reference
+//! time order, ties in push order.
+//!
+//! Two ways lanes relate:
+//! - **shared** (the default): every lane counts the same source time, the
+//!   input's own order (MPE time for all ranks of a log). The window is on
+//!   that time, whatever the lane.
+//! - **independent**: each lane counts its own time (the files of a
+//!   libRastro run, each on its host's clock), and the converter reads them
+//!   merged on reference time ([`Timeline::map`]), telling each lane's next
+//!   time ([`Timeline::expect`]) and its end ([`Timeline::close`]). The
+//!   window is per lane.
+//!
+//! An event is released once no lane can still push one that maps earlier:
+//! each lane's lowest possible next time is its latest source time minus
+//! the window, mapped.
+
+use crate::clock::ClockMap;
+use crate::error::{Error, Result};
+use crate::model::Op;
+use crate::order::{MinQueue, Sorted};
+use crate::source::SourceStats;
+use std::path::{Path, PathBuf};
+
+/// A host's clock correction as the time path takes it: sources pass it
+/// on when they declare a lane, only the timeline maps times with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clock(ClockMap);
+
+impl Clock {
+    /// Wraps a correction (the run's sync table gives them).
+    pub fn new(map: ClockMap) -> Clock {
+        Clock(map)
+    }
+
+    /// An uncorrected clock.
+    pub const IDENTITY: Clock = Clock(ClockMap::Identity);
+}
+
+/// One clock domain of a source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Lane(u32);
+
+struct LaneState {
+    /// Wall clock = local time + offset (ns).
+    offset: i64,
+    clock: ClockMap,
+    /// Latest local time pushed (independent lanes), and where.
+    max: i64,
+    max_pos: u64,
+    /// The local time of the lane's next record, when told.
+    next: i64,
+    closed: bool,
+    /// The file named in messages, when not the source's.
+    path: Option<PathBuf>,
+    /// Its events not yet handed on, when the timeline has a queue per
+    /// lane (see `Timeline::per_lane`).
+    queue: Sorted<Key, Op>,
+}
+
+impl LaneState {
+    fn map(&self, local: i64) -> i64 {
+        self.clock.map(local.saturating_add(self.offset))
+    }
+}
+
+/// Pushes between two computations of the bound.
+const RECHECK: u64 = 32;
+
+/// (reference time, push order). Pushes come in source order, so ties
+/// keep the input's order.
+type Key = (i64, u64);
+
+/// The reorder window, the clock maps and the counts of one source.
+pub struct Timeline {
+    window: i64,
+    unit: &'static str,
+    independent: bool,
+    lanes: Vec<LaneState>,
+    /// Shared lanes: per distinct clock, the smallest offset of its lanes.
+    groups: Vec<(ClockMap, i64)>,
+    /// Shared lanes: the latest source time pushed, and where.
+    max: i64,
+    max_pos: u64,
+    /// Independent lanes: each open lane by the lowest reference time it
+    /// may still push (stale entries are refreshed when they come up).
+    floors: MinQueue<i64, u32>,
+    /// Nothing can come earlier than this any more.
+    bound: i64,
+    /// The push count at which the bound may be computed again.
+    recheck: u64,
+    /// Events not yet handed on, when all go in one queue.
+    queue: Sorted<Key, Op>,
+    /// Each lane with events by its first key, for the merge of the lanes
+    /// (an entry whose key is no longer its lane's first is stale and
+    /// skipped), when each lane has its queue.
+    heads: MinQueue<Key, u32>,
+    seq: u64,
+    /// Counts and facts for the summary.
+    pub stats: SourceStats,
+}
+
+impl Timeline {
+    /// A timeline of one lane, on `clock` (`None`: the reference clock).
+    pub fn new(window: i64, stats: SourceStats, clock: Option<Clock>) -> Timeline {
+        let mut t = Timeline::lanes(window, stats);
+        t.lane(0, clock.unwrap_or(Clock::IDENTITY));
+        t
+    }
+
+    /// A timeline whose positions are byte offsets (binary inputs).
+    pub fn binary(window: i64, stats: SourceStats, clock: Option<Clock>) -> Timeline {
+        Timeline::new(window, stats, clock).counting("byte")
+    }
+
+    /// A timeline with no lane yet: the converter declares them.
+    pub fn lanes(window: i64, stats: SourceStats) -> Timeline {
+        Timeline {
+            window,
+            unit: "line",
+            independent: false,
+            lanes: Vec::new(),
+            groups: Vec::new(),
+            max: i64::MIN,
+            max_pos: 0,
+            floors: MinQueue::default(),
+            bound: i64::MIN,
+            recheck: 0,
+            queue: Sorted::default(),
+            heads: MinQueue::default(),
+            seq: 0,
+            stats,
+        }
+    }
+
+    /// Positions count `unit`s (`byte`, `row` of an RRD archive).
+    pub fn counting(mut self, unit: &'static str) -> Timeline {
+        self.unit = unit;
+        self
+    }
+
+    /// Lanes count their own times (see the module's doc).
+    pub fn independent(mut self) -> Timeline {
+        self.independent = true;
+        self
+    }
+
+    /// Declares a lane: wall clock = local + `offset`, corrected by `clock`.
+    pub fn lane(&mut self, offset: i64, clock: Clock) -> Lane {
+        let id = self.lanes.len() as u32;
+        self.lanes.push(LaneState {
+            offset,
+            clock: clock.0,
+            max: i64::MIN,
+            max_pos: 0,
+            next: i64::MIN,
+            closed: false,
+            path: None,
+            queue: Sorted::default(),
+        });
+        if self.independent {
+            self.floors.push(i64::MIN, id);
+        } else {
+            match self.groups.iter_mut().find(|(c, _)| *c == clock.0) {
+                Some((_, min)) => *min = (*min).min(offset),
+                None => self.groups.push((clock.0, offset)),
+            }
+        }
+        Lane(id)
+    }
+
+    /// [`lane`](Self::lane) for one file of a source of several, named in
+    /// the message if it steps back too far.
+    pub fn file_lane(&mut self, path: &Path, offset: i64, clock: Clock) -> Lane {
+        let lane = self.lane(offset, clock);
+        if let Some(l) = self.lanes.last_mut() {
+            l.path = Some(path.to_path_buf());
+        }
+        lane
+    }
+
+    /// A local time of `lane` on the reference clock (a converter that
+    /// merges independent lanes, or pairs the ends of a message, asks).
+    pub fn map(&self, lane: Lane, local: i64) -> i64 {
+        self.lanes
+            .get(lane.0 as usize)
+            .map_or(local, |l| l.map(local))
+    }
+
+    /// Tells that `lane`'s next record is at `local` (independent lanes):
+    /// the lane holds nothing back before it.
+    pub fn expect(&mut self, lane: Lane, local: i64) {
+        if let Some(l) = self.lanes.get_mut(lane.0 as usize) {
+            l.next = l.next.max(local);
+        }
+    }
+
+    /// Tells that `lane` pushes nothing more.
+    pub fn close(&mut self, lane: Lane) {
+        if let Some(l) = self.lanes.get_mut(lane.0 as usize) {
+            l.closed = true;
+        }
+        // A lane that ends may free the others at once.
+        self.recheck = 0;
+    }
+
+    /// Adds an event read at `pos`, at `local` time on the first lane.
+    pub fn push(&mut self, pos: u64, local: i64, op: Op) -> Result<()> {
+        self.push_on(Lane(0), pos, local, op)
+    }
+
+    /// Adds an event of `lane` read at `pos`, at `local` time. Fails when
+    /// it goes further back than the window, naming both positions.
+    pub fn push_on(&mut self, lane: Lane, pos: u64, local: i64, op: Op) -> Result<()> {
+        let per_lane = self.per_lane();
+        let Some(l) = self.lanes.get_mut(lane.0 as usize) else {
+            return Err(Error::input(format!(
+                "{}: internal: event on an undeclared lane",
+                self.stats.path.display()
+            )));
+        };
+        let (max, max_pos) = if self.independent {
+            (&mut l.max, &mut l.max_pos)
+        } else {
+            (&mut self.max, &mut self.max_pos)
+        };
+        if local < *max {
+            if (*max).saturating_sub(local) > self.window {
+                let unit = self.unit;
+                let path = l.path.as_deref().unwrap_or(&self.stats.path);
+                return Err(Error::in_file(
+                    path,
+                    format!(
+                        "{unit} {pos}: time goes back {} before {unit} {}, more than the reorder window of {} (--reorder-window)",
+                        crate::time::format_duration(*max - local),
+                        *max_pos,
+                        crate::time::format_duration(self.window)
+                    ),
+                ));
+            }
+            self.stats.reordered += 1;
+        } else {
+            *max = local;
+            *max_pos = pos;
+        }
+        let key = (l.map(local), self.seq);
+        self.seq += 1;
+        if !per_lane {
+            self.queue.push(key, op);
+            return Ok(());
+        }
+        let before = l.queue.first();
+        l.queue.push(key, op);
+        if before.is_none_or(|b| key < b) {
+            self.heads.push(key, lane.0);
+        }
+        Ok(())
+    }
+
+    /// Whether each lane has its queue. Shared lanes come in source order,
+    /// which their offsets shift apart on the reference clock: each lane
+    /// is in order by itself, and the lanes are merged. Independent lanes
+    /// come merged on reference time by the converter already, and one
+    /// lane is in order by itself: one queue.
+    fn per_lane(&self) -> bool {
+        !self.independent && self.lanes.len() > 1
+    }
+
+    /// The lowest reference time any lane may still push.
+    fn lowest_next(&mut self) -> i64 {
+        if !self.independent {
+            if self.max == i64::MIN {
+                return i64::MIN;
+            }
+            let floor = self.max.saturating_sub(self.window);
+            return self
+                .groups
+                .iter()
+                .map(|(c, off)| c.map(floor.saturating_add(*off)))
+                .min()
+                .unwrap_or(i64::MAX);
+        }
+        while let Some((&low, &i)) = self.floors.peek() {
+            let Some(l) = self.lanes.get(i as usize) else {
+                self.floors.pop();
+                continue;
+            };
+            if l.closed {
+                self.floors.pop();
+                continue;
+            }
+            let latest = l.max.max(l.next);
+            let now = if latest == i64::MIN {
+                i64::MIN
+            } else {
+                l.map(latest.saturating_sub(self.window))
+            };
+            if now <= low {
+                return low;
+            }
+            self.floors.replace_top(Some((now, i)));
+        }
+        i64::MAX
+    }
+
+    /// The lane holding the earliest event, and that event's key.
+    fn first(&mut self) -> Option<(usize, Key)> {
+        if !self.per_lane() {
+            return self.queue.first().map(|k| (0, k));
+        }
+        while let Some((&key, &i)) = self.heads.peek() {
+            let i = i as usize;
+            if self.lanes.get(i).and_then(|l| l.queue.first()) == Some(key) {
+                return Some((i, key));
+            }
+            self.heads.pop();
+        }
+        None
+    }
+
+    /// Takes out the earliest event, of lane `i`.
+    fn take(&mut self, i: usize) -> Option<(i64, Op)> {
+        if !self.per_lane() {
+            return self.queue.pop().map(|((t, _), op)| (t, op));
+        }
+        let l = self.lanes.get_mut(i)?;
+        let ((t, _), op) = l.queue.pop()?;
+        let next = l.queue.first().map(|k| (k, i as u32));
+        self.heads.replace_top(next);
+        Some((t, op))
+    }
+
+    /// The earliest event nothing can precede any more.
+    pub fn pop_ready(&mut self) -> Option<(i64, Op)> {
+        // A later push maps to the bound or after, and sorts after what
+        // was pushed before it: the bound itself is ready.
+        let (i, (first, _)) = self.first()?;
+        if first > self.bound {
+            // With several lanes, computing the bound looks at each: once
+            // per few pushes is enough, holding back at most that many more
+            // events. One lane keeps the eager release, which decides what
+            // the registry knows when the first event is written (the rows
+            // created up front, `Registry::up_front_order`).
+            if self.seq < self.recheck {
+                return None;
+            }
+            self.bound = self.lowest_next();
+            if self.lanes.len() > 1 {
+                self.recheck = self.seq + RECHECK;
+            }
+            if first > self.bound {
+                return None;
+            }
+        }
+        self.take(i)
+    }
+
+    /// At the end of the input: the earliest event left.
+    pub fn pop_any(&mut self) -> Option<(i64, Op)> {
+        let (i, _) = self.first()?;
+        self.take(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ContainerId, TypeId};
+
+    fn op(i: usize) -> Op {
+        Op::PopState {
+            container: ContainerId(i as u32),
+            ty: TypeId(0),
+        }
+    }
+
+    fn index(op: &Op) -> usize {
+        op.container().0 as usize
+    }
+
+    /// Pushes `(lane, time)` in order, draining what is ready after each.
+    fn run(t: &mut Timeline, pushes: &[(u32, i64)]) -> Result<Vec<(i64, usize)>> {
+        let mut out = Vec::new();
+        for (i, &(lane, time)) in pushes.iter().enumerate() {
+            t.push_on(Lane(lane), i as u64 + 1, time, op(i))?;
+            while let Some((time, op)) = t.pop_ready() {
+                out.push((time, index(&op)));
+            }
+        }
+        while let Some((time, op)) = t.pop_any() {
+            out.push((time, index(&op)));
+        }
+        Ok(out)
+    }
+
+    fn one(window: i64, times: &[i64]) -> Result<Vec<(i64, usize)>> {
+        let mut t = Timeline::new(window, SourceStats::default(), None);
+        let pushes: Vec<(u32, i64)> = times.iter().map(|&t| (0, t)).collect();
+        run(&mut t, &pushes)
+    }
+
+    #[test]
+    fn sorts_within_the_window_and_keeps_ties_in_order() {
+        let out = one(10, &[5, 3, 5, 20, 12, 30]).unwrap();
+        assert_eq!(out, vec![(3, 1), (5, 0), (5, 2), (12, 4), (20, 3), (30, 5)]);
+    }
+
+    #[test]
+    fn refuses_to_go_back_further() {
+        let e = one(10, &[5, 100, 89]).unwrap_err();
+        assert!(
+            e.message
+                .contains("line 3: time goes back 11ns before line 2"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn shared_lanes_are_placed_by_their_offsets() {
+        let mut t = Timeline::lanes(0, SourceStats::default());
+        t.lane(100, Clock::IDENTITY);
+        t.lane(0, Clock::IDENTITY);
+        // Source times in order; lane 0 runs 100 ns ahead on the wall clock.
+        let out = run(&mut t, &[(0, 0), (1, 50), (1, 100), (0, 120), (1, 150)]).unwrap();
+        assert_eq!(out, vec![(50, 1), (100, 0), (100, 2), (150, 4), (220, 3)]);
+    }
+
+    #[test]
+    fn independent_lanes_wait_for_each_other() {
+        let mut t = Timeline::lanes(5, SourceStats::default()).independent();
+        let a = t.lane(0, Clock::IDENTITY);
+        let b = t.lane(1000, Clock::IDENTITY);
+        t.expect(a, 10);
+        t.expect(b, -990);
+        t.push_on(b, 1, -990, op(0)).unwrap();
+        // Lane a may still push at 10 - 5: nothing at 10 is ready.
+        assert!(t.pop_ready().is_none());
+        t.push_on(a, 1, 10, op(1)).unwrap();
+        t.push_on(a, 2, 40, op(2)).unwrap();
+        // Lane b may still step back to 5 - 5 = 0 on the wall clock.
+        assert!(t.pop_ready().is_none());
+        t.close(b);
+        assert_eq!(t.pop_ready().map(|(t, o)| (t, index(&o))), Some((10, 0)));
+        assert_eq!(t.pop_ready().map(|(t, o)| (t, index(&o))), Some((10, 1)));
+        assert!(t.pop_ready().is_none());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn output_is_the_stable_sort(times in proptest::collection::vec(0i64..50, 0..60)) {
+            let out = one(100, &times).unwrap();
+            let mut expected: Vec<(i64, usize)> = times.iter().copied().zip(0..).collect();
+            expected.sort_by_key(|&(t, i)| (t, i));
+            proptest::prop_assert_eq!(&out, &expected);
+            // A narrow window either refuses or sorts exactly the same way.
+            if let Ok(narrow) = one(3, &times) {
+                proptest::prop_assert_eq!(narrow, expected);
+            }
+        }
+
+        #[test]
+        fn lanes_give_the_sort_on_the_reference_clock(
+            pushes in proptest::collection::vec((0u32..3, 0i64..50), 0..60),
+            offsets in proptest::collection::vec(-20i64..20, 3),
+        ) {
+            let mut t = Timeline::lanes(100, SourceStats::default());
+            for &o in &offsets {
+                t.lane(o, Clock::IDENTITY);
+            }
+            let out = run(&mut t, &pushes).unwrap();
+            let mut expected: Vec<(i64, usize)> = pushes
+                .iter()
+                .enumerate()
+                .map(|(i, &(l, s))| (s + offsets[l as usize], i))
+                .collect();
+            expected.sort();
+            proptest::prop_assert_eq!(out, expected);
+        }
+    }
+}
