@@ -74,7 +74,8 @@ pub fn integrate(cfg: &Config) -> Result<RunReport> {
         Some(p) => Hierarchy::load(p)?,
         None => Hierarchy::builtin(),
     };
-    target.refuse_inputs(hierarchy.files())?;
+    let named = crate::convert::configure(&mut kinds, &hierarchy)?;
+    target.refuse_inputs(named.iter().map(|(what, p)| (*what, p.as_path())))?;
     let sync = open_sync(cfg, &hierarchy)?;
     let mut reg = Registry::new(hierarchy);
     let mut clocks = Clocks::new(sync.as_ref(), reg.hierarchy.identity.clone());

@@ -361,7 +361,10 @@ fn every_shipped_hierarchy_loads_and_ganglia_toml_renames_metrics() {
     for entry in std::fs::read_dir(root().join("hierarchies")).unwrap() {
         let p = entry.unwrap().path();
         if p.extension().is_some_and(|e| e == "toml") {
-            integrador::hierarchy::Hierarchy::load(&p).unwrap_or_else(|e| panic!("{e}"));
+            let h = integrador::hierarchy::Hierarchy::load(&p).unwrap_or_else(|e| panic!("{e}"));
+            // The sources' sections too, each read by its kind.
+            integrador::convert::configure(&mut integrador::convert::kinds(), &h)
+                .unwrap_or_else(|e| panic!("{e}"));
         }
     }
     let d = tempdir();

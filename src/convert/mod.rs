@@ -29,9 +29,19 @@ pub trait SourceKind {
     /// Lists the files it will read (a directory's files, an archive's
     /// volumes), keeping what it needs to open them.
     fn list(&mut self, cfg: &Config) -> Result<Vec<PathBuf>>;
+    /// Its section of the hierarchy file, if it has settings there.
+    fn section(&self) -> Option<&'static str> {
+        None
+    }
+    /// Reads and checks its section (every error citing its line); returns
+    /// the files the section names, inputs the output must not be.
+    fn configure(&mut self, text: &crate::hierarchy::Text<'_>) -> Result<Vec<Named>>;
     /// Opens its sources.
     fn open(&mut self, cx: &mut OpenCx<'_>) -> Result<()>;
 }
+
+/// A file and what names it (`the hierarchy's [deck] map`), for messages.
+pub type Named = (&'static str, PathBuf);
 
 /// What a kind opens its sources with, and where they go.
 pub struct OpenCx<'a> {
@@ -54,12 +64,28 @@ pub struct OpenCx<'a> {
 /// crate, a module here, and one line in this table.
 pub fn kinds() -> Vec<Box<dyn SourceKind>> {
     vec![
-        Box::new(rastro::RastroKind),
-        Box::new(mpi::MpiKind),
-        Box::new(sched::KernelKind),
+        Box::new(rastro::RastroKind::default()),
+        Box::new(mpi::MpiKind::default()),
+        Box::new(sched::KernelKind::default()),
         Box::new(ganglia::GangliaKind::default()),
         Box::new(pcp::PcpKind::default()),
     ]
+}
+
+/// Reads the sources' sections of `hierarchy`: a key that is neither the
+/// file's core nor a kind's section is refused, then each kind reads its
+/// own. Returns the files the sections name.
+pub fn configure(
+    kinds: &mut [Box<dyn SourceKind>],
+    hierarchy: &crate::hierarchy::Hierarchy,
+) -> Result<Vec<Named>> {
+    let sections: Vec<&str> = kinds.iter().filter_map(|k| k.section()).collect();
+    hierarchy.check_sections(&sections)?;
+    let mut named = Vec::new();
+    for kind in kinds {
+        named.extend(kind.configure(&hierarchy.text())?);
+    }
+    Ok(named)
 }
 
 /// The start of a file, for content detection (kept for its reader when

@@ -7,14 +7,114 @@
 
 use crate::error::{Error, Result};
 use crate::hierarchy::Role;
+use crate::hierarchy::{Display, RawDisplay, Text};
 use crate::model::{ContainerId, Op, TypeId, ValueId};
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
 use crate::timeline::Clock;
 use integrador_sched::{OsKind, OsReader};
+use serde::Deserialize;
 use std::collections::HashMap;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use toml::Spanned;
+
+/// The hierarchy's `[os]` section: kernel traces of every kind (`.os`
+/// recordings, ftrace, trace-cmd, perf).
+#[derive(Debug, Clone)]
+pub struct OsConfig {
+    /// Name of the OS state type.
+    pub state_name: String,
+    /// Display of the `running` value.
+    pub running: Display,
+    /// Display of the `blocked` value.
+    pub blocked: Display,
+    /// Display of the `runnable` value (kernel traces: woken or preempted,
+    /// waiting for a CPU).
+    pub runnable: Display,
+    /// Display of the `sleeping` value (kernel traces: interruptible sleep).
+    pub sleeping: Display,
+    /// Host of kernel text traces that name none (default: the file stem).
+    pub host: Option<String>,
+    /// Epoch of the boot-relative trace clock, ns (`boot_epoch`);
+    /// `--boot-epoch` wins.
+    pub boot_epoch: Option<i64>,
+}
+
+impl Default for OsConfig {
+    fn default() -> Self {
+        let color = |c: &str| Display {
+            name: None,
+            color: Some(c.into()),
+        };
+        OsConfig {
+            state_name: "OS state".into(),
+            running: Display::default(),
+            blocked: Display::default(),
+            runnable: color("0.95 0.8 0.2"),
+            sleeping: color("0.55 0.55 0.8"),
+            host: None,
+            boot_epoch: None,
+        }
+    }
+}
+
+impl OsConfig {
+    /// Reads and checks the section.
+    pub fn read(text: &Text<'_>) -> Result<OsConfig> {
+        let raw = text.view::<View>()?.os;
+        text.level(&raw.level, Role::Process, "os")?;
+        let base = OsConfig::default();
+        let display = |d: &Option<RawDisplay>, default: Display| -> Result<Display> {
+            Ok(match d {
+                Some(d) => text.display(d)?,
+                None => default,
+            })
+        };
+        let v = &raw.values;
+        Ok(OsConfig {
+            state_name: raw.state_name.clone().unwrap_or(base.state_name),
+            running: display(&v.running, base.running)?,
+            blocked: display(&v.blocked, base.blocked)?,
+            runnable: display(&v.runnable, base.runnable)?,
+            sleeping: display(&v.sleeping, base.sleeping)?,
+            host: raw.host.clone(),
+            boot_epoch: raw
+                .boot_epoch
+                .as_ref()
+                .map(|b| text.epoch(b, "boot_epoch"))
+                .transpose()?,
+        })
+    }
+}
+
+/// The file as the `[os]` section sees it.
+#[derive(Deserialize)]
+struct View {
+    #[serde(default)]
+    os: Raw,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    level: Option<Spanned<String>>,
+    state_name: Option<String>,
+    host: Option<String>,
+    boot_epoch: Option<Spanned<String>>,
+    #[serde(default)]
+    values: RawValues,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawValues {
+    running: Option<RawDisplay>,
+    blocked: Option<RawDisplay>,
+    runnable: Option<RawDisplay>,
+    sleeping: Option<RawDisplay>,
+}
 
 /// Converts an `.os` file.
 pub struct OsSource {
@@ -23,8 +123,8 @@ pub struct OsSource {
     machine: ContainerId,
     thread_of: HashMap<u32, u32>,
     rows: HashMap<u32, (ContainerId, ValueId, ValueId, TypeId)>,
-    /// The hierarchy's `[os]` section, taken once per file.
-    os: crate::hierarchy::OsConfig,
+    /// The hierarchy's `[os]` section.
+    os: Arc<OsConfig>,
 }
 
 /// The host an `.os` file describes: its `# host` line, else the file stem.
@@ -40,7 +140,7 @@ impl OsSource {
     /// Opens `path`; `clock_of` gives the host's clock, `None` = uncorrected.
     pub fn open(
         path: &Path,
-        window: i64,
+        (window, os): (i64, &Arc<OsConfig>),
         reg: &mut Registry,
         clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
     ) -> Result<Converted<OsSource>> {
@@ -78,7 +178,7 @@ impl OsSource {
             machine,
             thread_of,
             rows: HashMap::new(),
-            os: reg.hierarchy.os.clone(),
+            os: Arc::clone(os),
         };
         Ok(Converted::new(
             converter,
@@ -136,5 +236,41 @@ impl Converter for OsSource {
             )?;
         }
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hierarchy::parse;
+
+    const BASE: &str = "[[container]]\nname = \"M\"\nrole = \"machine\"\n[[container]]\nname = \"P\"\nparent = \"M\"\nrole = \"process\"\n";
+
+    fn read(section: &str) -> Result<OsConfig> {
+        OsConfig::read(&parse(&format!("{BASE}{section}"), "h.toml")?.text())
+    }
+
+    #[test]
+    fn the_section_is_read_and_checked() {
+        let os = read("[os]\nlevel = \"P\"\nboot_epoch = \"1795262171.5\"\n[os.values.running]\nname = \"on CPU\"\n").unwrap();
+        assert_eq!(os.boot_epoch, Some(1_795_262_171_500_000_000));
+        assert_eq!(os.running.name.as_deref(), Some("on CPU"));
+        assert_eq!(os.sleeping.color.as_deref(), Some("0.55 0.55 0.8"));
+        let e = read("[os.values.running]\ncolor = \"2 0 0\"\n").unwrap_err();
+        assert!(
+            e.message.starts_with("h.toml: line 9: color `2 0 0`"),
+            "{e}"
+        );
+        let e = read("[os]\nboot_epoch = \"yesterday\"\n").unwrap_err();
+        assert!(
+            e.message
+                .starts_with("h.toml: line 9: `boot_epoch` `yesterday`"),
+            "{e}"
+        );
+        let e = read("[os]\nlevel = \"M\"\n").unwrap_err();
+        assert!(
+            e.message.contains("os data goes on a `process` type"),
+            "{e}"
+        );
     }
 }

@@ -9,6 +9,7 @@
 //! (docs/formats.md §6), `--boot-epoch` or the hierarchy's `[os]
 //! boot_epoch` puts it on the wall clock.
 
+use super::os::OsConfig;
 use crate::error::{Error, Result};
 use crate::hierarchy::Role;
 use crate::model::{ContainerId, Op, TypeId, ValueId};
@@ -22,6 +23,7 @@ use integrador_sched::Format;
 use std::collections::HashMap;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// How far behind the newest event the quietest CPU may hold the output:
 /// a CPU with no event for longer (offline, or one task running without a
@@ -169,8 +171,8 @@ pub struct SchedSource {
     late: u64,
     newest: i64,
     done: bool,
-    /// The hierarchy's `[os]` section, taken once per file.
-    os: crate::hierarchy::OsConfig,
+    /// The hierarchy's `[os]` section.
+    os: Arc<OsConfig>,
 }
 
 /// What opening a trace found about its clock.
@@ -187,19 +189,19 @@ impl SchedSource {
         path: &Path,
         format: Format,
         boot_epoch: Option<i64>,
-        window: i64,
+        (window, os): (i64, &Arc<OsConfig>),
         reg: &mut Registry,
         clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
     ) -> Result<Opened> {
         reg.required_level(Role::Process, &format!("{}: kernel traces", path.display()))?;
         let anchor = match find_marker(path, format)? {
             Some(o) => Anchor::Marker(o),
-            None => match boot_epoch.or(reg.hierarchy.os.boot_epoch) {
+            None => match boot_epoch.or(os.boot_epoch) {
                 Some(b) => Anchor::BootEpoch(b),
                 None => Anchor::None,
             },
         };
-        let host = host_of(path, reg.hierarchy.os.host.as_deref())?;
+        let host = host_of(path, os.host.as_deref())?;
         let machine = reg.machine(&host, None);
         let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
         let reader = TextReader::new(
@@ -242,7 +244,7 @@ impl SchedSource {
             late: 0,
             newest: i64::MIN,
             done: false,
-            os: reg.hierarchy.os.clone(),
+            os: Arc::clone(os),
         };
         // The trace clock is placed on the wall clock by the anchor, then
         // corrected as the host's.
@@ -414,11 +416,23 @@ impl Converter for SchedSource {
 /// `-os`: kernel scheduler traces, one source per file: the thesis' `.os`
 /// recordings and ftrace, trace-cmd report and perf script text, told
 /// apart by content unless `--os-format` says.
-pub struct KernelKind;
+#[derive(Default)]
+pub struct KernelKind {
+    os: Arc<OsConfig>,
+}
 
 impl super::SourceKind for KernelKind {
     fn option(&self) -> &'static str {
         "-os"
+    }
+
+    fn section(&self) -> Option<&'static str> {
+        Some("os")
+    }
+
+    fn configure(&mut self, text: &crate::hierarchy::Text<'_>) -> Result<Vec<super::Named>> {
+        self.os = Arc::new(OsConfig::read(text)?);
+        Ok(Vec::new())
     }
 
     fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
@@ -434,12 +448,19 @@ impl super::SourceKind for KernelKind {
                 None => integrador_sched::detect(&super::head(path)?),
             };
             if format == Format::Os {
-                let source = super::os::OsSource::open(path, window, cx.reg, cx.clock_of)?;
+                let source =
+                    super::os::OsSource::open(path, (window, &self.os), cx.reg, cx.clock_of)?;
                 cx.sources.push(Box::new(source));
                 continue;
             }
-            let opened =
-                SchedSource::open(path, format, cx.cfg.boot_epoch, window, cx.reg, cx.clock_of)?;
+            let opened = SchedSource::open(
+                path,
+                format,
+                cx.cfg.boot_epoch,
+                (window, &self.os),
+                cx.reg,
+                cx.clock_of,
+            )?;
             if opened.anchor == Anchor::None {
                 cx.boot_relative.push(Error::usage(format!(
                     "{}: the trace clock counts from boot and the other inputs are on the wall clock: give --boot-epoch EPOCH, set `boot_epoch` in the hierarchy's [os] section, or write an integrador_epoch= marker into the trace (docs/formats.md §6)",

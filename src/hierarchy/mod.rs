@@ -17,8 +17,10 @@ use std::path::Path;
 
 mod parse;
 mod raw;
+mod section;
 
 pub use parse::parse;
+pub use section::{selects, RawDisplay, Text};
 
 /// The built-in default hierarchy (also shipped as `hierarchies/default.toml`).
 pub const DEFAULT_TOML: &str = include_str!("../../hierarchies/default.toml");
@@ -29,11 +31,11 @@ pub const DEFAULT_TOML: &str = include_str!("../../hierarchies/default.toml");
 pub enum Role {
     /// A grid of administrative domains.
     Grid,
-    /// A cluster (one Ganglia cluster, one domain).
+    /// A cluster (one monitored cluster, one domain).
     Cluster,
     /// A machine (host).
     Machine,
-    /// An OS process (or an MPI rank, once unified with it).
+    /// An OS process (or a parallel program's rank, once unified with it).
     Process,
     /// A thread of a process.
     Thread,
@@ -70,111 +72,6 @@ pub struct Display {
     pub color: Option<String>,
 }
 
-/// Per-file settings of a Ganglia recording.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GangliaFile {
-    /// Collector host whose clock stamped the file.
-    pub collector: Option<String>,
-    /// Cluster of the file's hosts.
-    pub cluster: Option<String>,
-}
-
-/// The `[ganglia]` section.
-#[derive(Debug, Clone, Default)]
-pub struct GangliaConfig {
-    /// Defaults for every file.
-    pub defaults: GangliaFile,
-    /// Per file, keyed by file name (the last path component).
-    pub files: HashMap<String, GangliaFile>,
-    /// Display of metrics, keyed by Ganglia metric name.
-    pub metrics: HashMap<String, Display>,
-    /// Metric name patterns to keep (empty = all).
-    pub include: Vec<glob::Pattern>,
-    /// Metric name patterns to leave out (after `include`).
-    pub exclude: Vec<glob::Pattern>,
-}
-
-impl GangliaConfig {
-    /// Whether metric `name` is selected.
-    pub fn selects(&self, name: &str) -> bool {
-        selects(&self.include, &self.exclude, name)
-    }
-}
-
-/// The include-then-exclude rule of `[ganglia]` and `[pcp]`.
-fn selects(include: &[glob::Pattern], exclude: &[glob::Pattern], name: &str) -> bool {
-    (include.is_empty() || include.iter().any(|p| p.matches(name)))
-        && !exclude.iter().any(|p| p.matches(name))
-}
-
-/// The `[os]` section.
-#[derive(Debug, Clone)]
-pub struct OsConfig {
-    /// Name of the OS state type.
-    pub state_name: String,
-    /// Display of the `running` value.
-    pub running: Display,
-    /// Display of the `blocked` value.
-    pub blocked: Display,
-    /// Display of the `runnable` value (kernel traces: woken or preempted,
-    /// waiting for a CPU).
-    pub runnable: Display,
-    /// Display of the `sleeping` value (kernel traces: interruptible sleep).
-    pub sleeping: Display,
-    /// Host of kernel text traces that name none (default: the file stem).
-    pub host: Option<String>,
-    /// Epoch of the boot-relative trace clock, ns (`boot_epoch`);
-    /// `--boot-epoch` wins.
-    pub boot_epoch: Option<i64>,
-}
-
-/// The `[mpi]` section.
-#[derive(Debug, Clone)]
-pub struct MpiConfig {
-    /// Name of the MPI state type (one row per rank's Process).
-    pub state_name: String,
-    /// Name of the MPI event type (solo events such as the anchor).
-    pub event_name: String,
-    /// Name of the message link type.
-    pub link_name: String,
-    /// The state between MPI calls (the thesis' "executing").
-    pub executing: Display,
-    /// Display of MPE states and events, keyed by their MPE name.
-    pub states: HashMap<String, Display>,
-    /// `start`: wall-clock start of runs without an anchor, in ns.
-    pub start: Option<i64>,
-}
-
-/// The `[deck]` section (libRastro traces).
-#[derive(Debug, Clone, Default)]
-pub struct DeckConfig {
-    /// Event map: a file (relative to the hierarchy file) or a built-in
-    /// map name; `--deck-map` overrides it.
-    pub map: Option<std::path::PathBuf>,
-    /// Display of state, event and link values, over the map's own.
-    pub values: HashMap<String, Display>,
-}
-
-/// The `[pcp]` section (PCP archives).
-#[derive(Debug, Clone, Default)]
-pub struct PcpConfig {
-    /// Keep pmlogger's and pmcd's own metrics (`pmcd.*`, domain 2).
-    pub pmcd: bool,
-    /// Metric name patterns to keep (empty = all).
-    pub include: Vec<glob::Pattern>,
-    /// Metric name patterns to leave out (after `include`).
-    pub exclude: Vec<glob::Pattern>,
-    /// Display name and color per metric name.
-    pub metrics: HashMap<String, Display>,
-}
-
-impl PcpConfig {
-    /// Whether metric `name` is selected.
-    pub fn selects(&self, name: &str) -> bool {
-        selects(&self.include, &self.exclude, name)
-    }
-}
-
 /// A loaded, validated hierarchy.
 #[derive(Debug, Clone)]
 pub struct Hierarchy {
@@ -194,28 +91,47 @@ pub struct Hierarchy {
     cluster_keys: HashMap<String, Vec<(usize, usize)>>,
     /// How sync lines are used.
     pub sync_fit: SyncFit,
-    /// Ganglia settings.
-    pub ganglia: GangliaConfig,
-    /// Kernel trace settings.
-    pub os: OsConfig,
-    /// MPI settings.
-    pub mpi: MpiConfig,
-    /// libRastro settings.
-    pub deck: DeckConfig,
-    /// PCP settings.
-    pub pcp: PcpConfig,
     /// Non-fatal remarks about the file.
     pub warnings: Vec<String>,
+    /// The file's text: each kind of source reads its own section.
+    text: String,
 }
 
+/// The top-level keys of the file besides the sources' sections.
+const CORE: [&str; 5] = ["container", "grid", "hosts", "clusters", "sync"];
+
 impl Hierarchy {
-    /// Files the hierarchy names that a run reads (an event map), with
-    /// what names them: inputs the output must not be.
-    pub fn files(&self) -> Vec<(&'static str, &std::path::Path)> {
-        let map = self.deck.map.as_deref().filter(|m| m.is_file());
-        map.map(|m| ("the hierarchy's [deck] map", m))
-            .into_iter()
-            .collect()
+    /// The file's text, for a kind of source to read its section.
+    pub fn text(&self) -> Text<'_> {
+        Text {
+            text: &self.text,
+            origin: &self.origin,
+            levels: &self.levels,
+        }
+    }
+
+    /// Refuses a top-level key that is neither the file's core nor one of
+    /// the `sections` of the kinds of source, naming its line.
+    pub fn check_sections(&self, sections: &[&str]) -> Result<()> {
+        let text = self.text();
+        let keys: std::collections::BTreeMap<toml::Spanned<String>, serde::de::IgnoredAny> =
+            text.view()?;
+        let known: Vec<&str> = CORE.iter().chain(sections).copied().collect();
+        match keys.keys().find(|k| !known.contains(&k.get_ref().as_str())) {
+            None => Ok(()),
+            Some(k) => Err(text.at(
+                k.span().start,
+                format!(
+                    "unknown section `{}`, expected one of {}",
+                    k.get_ref(),
+                    known
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+        }
     }
 
     /// The level index of a role, if the hierarchy has it.
@@ -304,7 +220,13 @@ mod tests {
             err(&format!("{BASE}nme = 1\n")),
             "h.toml: line 9: unknown field `nme`, expected one of `name`, `parent`, `role`"
         );
-        assert_eq!(err(&format!("bogus = 1\n{BASE}")), "h.toml: line 1: unknown field `bogus`, expected one of `container`, `grid`, `hosts`, `clusters`, `sync`, `ganglia`, `os`, `deck`, `mpi`, `pcp`");
+        let h = parse(&format!("bogus = 1\n{BASE}"), "h.toml").unwrap();
+        assert_eq!(
+            h.check_sections(&["mine"]).unwrap_err().message,
+            "h.toml: line 1: unknown section `bogus`, expected one of `container`, `grid`, `hosts`, `clusters`, `sync`, `mine`"
+        );
+        let h = parse(&format!("{BASE}[mine]\nx = 1\n"), "h.toml").unwrap();
+        assert!(h.check_sections(&["mine"]).is_ok());
         assert!(err(&format!(
             "{BASE}[[container]]\nname = \"Machine\"\nrole = \"process\"\n"
         ))
@@ -314,12 +236,6 @@ mod tests {
         assert!(
             err("[[container]]\nname = \"M\"\nrole = \"machine\"\nparent = \"Nope\"\n")
                 .starts_with("h.toml: line 4: parent `Nope`")
-        );
-        assert!(err(&format!("{BASE}[ganglia]\nlevel = \"Host\"\n"))
-            .starts_with("h.toml: line 10: [ganglia] level `Host` is not a defined"));
-        assert!(
-            err(&format!("{BASE}[os.values.running]\ncolor = \"2 0 0\"\n"))
-                .starts_with("h.toml: line 10: color `2 0 0`")
         );
         assert!(err(&format!(
             "{BASE}[hosts]\naliases = [[\"a\", \"b\"], [\"b\", \"c\"]]\n"
@@ -344,58 +260,5 @@ mod tests {
         );
         let skip = "[[container]]\nname = \"G\"\nrole = \"grid\"\n[[container]]\nname = \"C\"\nrole = \"cluster\"\nparent = \"G\"\n[[container]]\nname = \"M\"\nrole = \"machine\"\nparent = \"G\"\n";
         assert!(err(skip).starts_with("h.toml: line 11: `M` must have parent `C`"));
-    }
-
-    #[test]
-    fn pcp_section_selects_and_renames_metrics() {
-        let h = parse(
-            &format!(
-                "{BASE}[pcp]\nlevel = \"Machine\"\ninclude = [\"kernel.*\", \"mem.util.*\"]\nexclude = [\"kernel.all.pswitch\"]\n[pcp.metrics.\"kernel.all.load\"]\nname = \"load\"\n"
-            ),
-            "h.toml",
-        )
-        .unwrap();
-        assert!(h.warnings.is_empty());
-        assert!(h.pcp.selects("kernel.all.load") && h.pcp.selects("mem.util.free"));
-        assert!(
-            !h.pcp.selects("kernel.all.pswitch") && !h.pcp.selects("network.interface.in.bytes")
-        );
-        assert_eq!(
-            h.pcp.metrics["kernel.all.load"].name.as_deref(),
-            Some("load")
-        );
-        assert!(!h.pcp.pmcd);
-        let e = parse(&format!("{BASE}[pcp]\nanything = 1\n"), "h.toml").unwrap_err();
-        assert!(
-            e.to_string().contains("line 10: unknown field `anything`"),
-            "{e}"
-        );
-        let e = parse(&format!("{BASE}[pcp]\ninclude = [\"[\"]\n"), "h.toml").unwrap_err();
-        assert!(e.to_string().contains("line 10: pattern `[`"), "{e}");
-    }
-
-    #[test]
-    fn deck_section_resolves_its_map_beside_the_file() {
-        let h = parse(
-            &format!(
-                "{BASE}[deck]\nmap = \"maps/mine.toml\"\n[deck.values.exec]\ncolor = \"0 0 1\"\n"
-            ),
-            "conf/h.toml",
-        )
-        .unwrap();
-        assert!(h.warnings.is_empty(), "{:?}", h.warnings);
-        assert_eq!(
-            h.deck.map.as_deref(),
-            Some(Path::new("conf/maps/mine.toml"))
-        );
-        assert_eq!(h.deck.values["exec"].color.as_deref(), Some("0 0 1"));
-        let h = parse(
-            &format!("{BASE}[deck]\nmap = \"akypuera\"\n"),
-            "conf/h.toml",
-        )
-        .unwrap();
-        assert_eq!(h.deck.map.as_deref(), Some(Path::new("akypuera")));
-        let e = parse(&format!("{BASE}[deck]\nlevel = \"Machine\"\n"), "h.toml").unwrap_err();
-        assert!(e.to_string().contains("role"), "{e}");
     }
 }

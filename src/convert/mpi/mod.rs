@@ -22,9 +22,12 @@
 //! `scan` is pass 1, `open` places the ranks and counts the channels,
 //! `nodes` reads the nodes file; this file is pass 2.
 
+mod config;
 mod nodes;
 mod open;
 mod scan;
+
+pub use config::MpiConfig;
 
 pub use nodes::{host_of_rank, read_nodes};
 use scan::{Reader, Scan};
@@ -59,6 +62,8 @@ pub struct MpiSetup<'a> {
     pub start: Option<i64>,
     /// The reorder window (ns).
     pub window: i64,
+    /// The `[mpi]` section.
+    pub config: &'a std::sync::Arc<MpiConfig>,
 }
 
 /// One rank, placed: its clock domain (its anchor's offset on its host's
@@ -116,12 +121,7 @@ struct Kinds {
 }
 
 impl Kinds {
-    fn new(
-        reg: &mut Registry,
-        ty: TypeId,
-        mpi: &crate::hierarchy::MpiConfig,
-        scan: &Scan,
-    ) -> Kinds {
+    fn new(reg: &mut Registry, ty: TypeId, mpi: &MpiConfig, scan: &Scan) -> Kinds {
         let state_ty = reg.state_type(ty, &mpi.state_name);
         let event_ty = reg.event_type(ty, &mpi.event_name);
         let executing = reg.value_of(
@@ -160,6 +160,7 @@ impl Kinds {
 /// Converts an MPE log.
 pub struct MpiSource {
     path: PathBuf,
+    config: std::sync::Arc<MpiConfig>,
     reader: Reader,
     scan: Scan,
     ranks: BTreeMap<i32, Rank>,
@@ -189,7 +190,7 @@ impl MpiSource {
             .get(&etype)
             .cloned()
             .unwrap_or_else(|| (format!("event {etype}"), String::new()));
-        let d = display_of(&reg.hierarchy.mpi.states, &name, &color);
+        let d = display_of(&self.config.states, &name, &color);
         let v = reg.value_of(k.event_ty, &name, &d);
         k.event_values.insert(etype, v);
         v
@@ -472,11 +473,23 @@ impl Converter for MpiSource {
 }
 
 /// `-mpi`: MPE logs, one source per log, hosts from `-mpinodes`.
-pub struct MpiKind;
+#[derive(Default)]
+pub struct MpiKind {
+    config: std::sync::Arc<MpiConfig>,
+}
 
 impl super::SourceKind for MpiKind {
     fn option(&self) -> &'static str {
         "-mpi"
+    }
+
+    fn section(&self) -> Option<&'static str> {
+        Some("mpi")
+    }
+
+    fn configure(&mut self, text: &crate::hierarchy::Text<'_>) -> Result<Vec<super::Named>> {
+        self.config = std::sync::Arc::new(MpiConfig::read(text)?);
+        Ok(Vec::new())
     }
 
     fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
@@ -490,8 +503,9 @@ impl super::SourceKind for MpiKind {
         for path in &cx.cfg.mpi {
             let setup = MpiSetup {
                 nodes: cx.cfg.mpinodes.as_deref(),
-                start: cx.cfg.mpi_start.or(cx.reg.hierarchy.mpi.start),
+                start: cx.cfg.mpi_start.or(self.config.start),
                 window: cx.cfg.reorder_window,
+                config: &self.config,
             };
             let source = MpiSource::open(path, setup, cx.reg, cx.clock_of)?;
             cx.sources.push(Box::new(source));

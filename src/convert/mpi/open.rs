@@ -38,7 +38,7 @@ impl MpiSource {
 
         // A state or event type belongs to one container type: MPE threads
         // on Thread containers get the Thread type's own.
-        let mpi = reg.hierarchy.mpi.clone();
+        let mpi = std::sync::Arc::clone(setup.config);
         let mut kinds = vec![Kinds::new(reg, process_ty, &mpi, &scan)];
         let thread_ty = reg.level_type(Role::Thread);
         if let Some(ty) = thread_ty.filter(|_| rows.values().any(|r| r.kind == 1)) {
@@ -56,6 +56,7 @@ impl MpiSource {
         let reader = scan::open(path)?;
         let converter = MpiSource {
             path: path.to_path_buf(),
+            config: std::sync::Arc::clone(&mpi),
             reader,
             scan,
             ranks,

@@ -33,9 +33,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod config;
 mod open;
 mod scan;
 mod walk;
+
+pub use config::DeckConfig;
 
 use scan::{Key, Keys};
 use walk::{end_note, Walk};
@@ -513,11 +516,27 @@ impl Converter for RastroSource {
 /// `-deck`: libRastro traces, one source for all files (merged on
 /// corrected time), decoded by the event map of `--deck-map` or the
 /// hierarchy's `[deck] map`.
-pub struct RastroKind;
+#[derive(Default)]
+pub struct RastroKind {
+    config: DeckConfig,
+}
 
 impl super::SourceKind for RastroKind {
     fn option(&self) -> &'static str {
         "-deck"
+    }
+
+    fn section(&self) -> Option<&'static str> {
+        Some("deck")
+    }
+
+    fn configure(&mut self, text: &crate::hierarchy::Text<'_>) -> Result<Vec<super::Named>> {
+        self.config = DeckConfig::read(text)?;
+        let map = self.config.map.as_ref().filter(|m| m.is_file());
+        Ok(map
+            .map(|m| ("the hierarchy's [deck] map", m.clone()))
+            .into_iter()
+            .collect())
     }
 
     fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
@@ -532,13 +551,9 @@ impl super::SourceKind for RastroKind {
         if cx.cfg.deck.is_empty() {
             return Ok(());
         }
-        let choice = cx
-            .cfg
-            .deck_map
-            .as_deref()
-            .or(cx.reg.hierarchy.deck.map.as_deref());
+        let choice = cx.cfg.deck_map.as_deref().or(self.config.map.as_deref());
         let mut map = crate::eventmap::select(choice)?;
-        for (k, d) in &cx.reg.hierarchy.deck.values {
+        for (k, d) in &self.config.values {
             map.values.insert(k.clone(), d.clone());
         }
         let source = RastroSource::open(

@@ -15,11 +15,15 @@
 //! instance domains, small next to the data); the volumes stream in order.
 
 use crate::error::{Error, Result};
-use crate::hierarchy::{Display, PcpConfig, Role};
+use crate::hierarchy::{Display, Role};
+use std::sync::Arc;
+
+mod config;
 use crate::model::{ContainerId, Op, TypeId};
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
 use crate::timeline::Clock;
+pub use config::PcpConfig;
 use integrador_pcp::meta::{units_fields, Desc, Metadata, INDOM_NULL, SEM_COUNTER};
 use integrador_pcp::{archive, Archive, ResultRecord, Value, VolumeReader};
 use std::collections::HashMap;
@@ -136,7 +140,7 @@ pub struct PcpSource {
     rec: ResultRecord,
     machine: ContainerId,
     machine_ty: TypeId,
-    config: PcpConfig,
+    config: Arc<PcpConfig>,
     raw: bool,
     vars: HashMap<(u32, i32), Option<Var>>,
     /// Offset of the record in the whole archive, for the reorder window.
@@ -154,7 +158,7 @@ impl PcpSource {
     /// Opens the archive `base`; `clock_of` gives its host's clock.
     pub fn open(
         archive: Archive,
-        raw: bool,
+        (raw, config): (bool, &Arc<PcpConfig>),
         window: i64,
         reg: &mut Registry,
         clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
@@ -203,7 +207,7 @@ impl PcpSource {
             notes,
             ..SourceStats::default()
         };
-        let config = reg.hierarchy.pcp.clone();
+        let config = Arc::clone(config);
         let descs = md
             .descs
             .iter()
@@ -525,11 +529,21 @@ pub fn archives(args: &[PathBuf]) -> Result<(Vec<Archive>, Vec<PathBuf>)> {
 pub struct PcpKind {
     archives: Vec<Archive>,
     ignored: Vec<PathBuf>,
+    config: Arc<PcpConfig>,
 }
 
 impl super::SourceKind for PcpKind {
     fn option(&self) -> &'static str {
         "-pcp"
+    }
+
+    fn section(&self) -> Option<&'static str> {
+        Some("pcp")
+    }
+
+    fn configure(&mut self, text: &crate::hierarchy::Text<'_>) -> Result<Vec<super::Named>> {
+        self.config = Arc::new(PcpConfig::read(text)?);
+        Ok(Vec::new())
     }
 
     fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
@@ -554,7 +568,7 @@ impl super::SourceKind for PcpKind {
         for a in std::mem::take(&mut self.archives) {
             let source = PcpSource::open(
                 a,
-                cx.cfg.pcp_raw,
+                (cx.cfg.pcp_raw, &self.config),
                 cx.cfg.reorder_window,
                 cx.reg,
                 cx.clock_of,

@@ -19,10 +19,15 @@ use integrador_ganglia::{Sample, TracedReader};
 use std::collections::HashMap;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+mod config;
+pub use config::{GangliaConfig, GangliaFile};
 
 /// Turns (host, metric, value) into a variable setting, remembering the
 /// Machines and variable types it made.
 struct Metrics {
+    config: Arc<GangliaConfig>,
     machine_type: TypeId,
     last_host: Option<(String, ContainerId)>,
     /// Samples of metrics the hierarchy's include/exclude leaves out.
@@ -33,11 +38,12 @@ struct Metrics {
 }
 
 impl Metrics {
-    fn new(reg: &Registry) -> Result<Metrics> {
+    fn new(reg: &Registry, config: &Arc<GangliaConfig>) -> Result<Metrics> {
         let machine_type = reg.level_type(Role::Machine).ok_or_else(|| {
             Error::usage("the hierarchy has no machine level for Ganglia metrics")
         })?;
         Ok(Metrics {
+            config: Arc::clone(config),
             machine_type,
             last_host: None,
             left_out: 0,
@@ -57,7 +63,7 @@ impl Metrics {
         let known = reg.find_sub_type(self.machine_type, TypeKind::Variable, metric);
         if known.is_none() {
             let out = self.excluded.contains(metric) || {
-                let out = !reg.hierarchy.ganglia.selects(metric);
+                let out = !self.config.selects(metric);
                 if out {
                     self.excluded.insert(metric.to_string());
                 }
@@ -84,7 +90,7 @@ impl Metrics {
         let ty = match known {
             Some(t) => t,
             None => {
-                let display = reg.hierarchy.ganglia.metrics.get(metric).cloned();
+                let display = self.config.metrics.get(metric).cloned();
                 reg.variable_type(self.machine_type, metric, display.as_ref())
             }
         };
@@ -123,6 +129,8 @@ pub struct TracedSetup<'a> {
     pub cluster: Option<&'a str>,
     /// Reorder window, ns.
     pub window: i64,
+    /// The `[ganglia]` section.
+    pub config: &'a Arc<GangliaConfig>,
 }
 
 impl TracedSource {
@@ -148,7 +156,7 @@ impl TracedSource {
             .or(setup.collector.map(str::to_string));
         let cluster = header.cluster.clone().or(setup.cluster.map(str::to_string));
         let clock = collector.as_deref().and_then(&mut *clock_of);
-        let metrics = Metrics::new(reg)?;
+        let metrics = Metrics::new(reg, setup.config)?;
         let stats = SourceStats {
             kind: "ganglia",
             path: path.to_path_buf(),
@@ -205,6 +213,8 @@ pub struct Setup {
     pub cluster: Option<String>,
     /// Reorder window, ns.
     pub window: i64,
+    /// The `[ganglia]` section.
+    pub config: Arc<GangliaConfig>,
 }
 
 /// The counts of a source of `paths` and its collector's clock.
@@ -370,7 +380,7 @@ impl XmlSource {
             batch_pos: 0,
             carry: None,
             cluster: setup.cluster,
-            metrics: Metrics::new(reg)?,
+            metrics: Metrics::new(reg, &setup.config)?,
             strings: 0,
             bad_values: 0,
             repeated: 0,
@@ -541,7 +551,7 @@ impl RrdSource {
             rows: rows.into_iter(),
             row: 0,
             cluster: setup.cluster,
-            metrics: Metrics::new(reg)?,
+            metrics: Metrics::new(reg, &setup.config)?,
         };
         Ok(Converted::new(
             source,
@@ -571,6 +581,7 @@ impl Converter for RrdSource {
 #[derive(Default)]
 pub struct GangliaKind {
     files: Vec<PathBuf>,
+    config: Arc<GangliaConfig>,
 }
 
 /// The reorder window of a series of Ganglia XML snapshots: gmond's
@@ -581,7 +592,7 @@ const XML_WINDOW_NS: i64 = 1_200_000_000_000;
 
 /// The collector and cluster of files that name none: the command line,
 /// else the hierarchy's `[ganglia]` section.
-fn defaults(cfg: &crate::cli::Config, g: &crate::hierarchy::GangliaConfig, window: i64) -> Setup {
+fn defaults(cfg: &crate::cli::Config, g: &Arc<GangliaConfig>, window: i64) -> Setup {
     Setup {
         collector: cfg
             .ganglia_collector
@@ -589,6 +600,7 @@ fn defaults(cfg: &crate::cli::Config, g: &crate::hierarchy::GangliaConfig, windo
             .or(g.defaults.collector.clone()),
         cluster: g.defaults.cluster.clone(),
         window,
+        config: Arc::clone(g),
     }
 }
 
@@ -614,6 +626,15 @@ impl super::SourceKind for GangliaKind {
         "-ganglia"
     }
 
+    fn section(&self) -> Option<&'static str> {
+        Some("ganglia")
+    }
+
+    fn configure(&mut self, text: &crate::hierarchy::Text<'_>) -> Result<Vec<super::Named>> {
+        self.config = Arc::new(GangliaConfig::read(text)?);
+        Ok(Vec::new())
+    }
+
     fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
         for path in &cfg.ganglia {
             if path.is_dir() {
@@ -635,7 +656,7 @@ impl super::SourceKind for GangliaKind {
                 Some(f) => f,
                 None => integrador_ganglia::detect(&super::head(path)?),
             };
-            let g = &cx.reg.hierarchy.ganglia;
+            let g = &self.config;
             let setup = defaults(cfg, g, cfg.reorder_window);
             match format {
                 integrador_ganglia::Format::Xml => snapshots.push(path.clone()),
@@ -657,6 +678,7 @@ impl super::SourceKind for GangliaKind {
                         collector: collector.as_deref(),
                         cluster: cluster.as_deref(),
                         window: cfg.reorder_window,
+                        config: g,
                     };
                     let source = TracedSource::open(path, setup, cx.reg, cx.clock_of)?;
                     cx.sources.push(Box::new(source));
@@ -664,8 +686,7 @@ impl super::SourceKind for GangliaKind {
             }
         }
         if !snapshots.is_empty() {
-            let g = &cx.reg.hierarchy.ganglia;
-            let setup = defaults(cfg, g, cfg.reorder_window.max(XML_WINDOW_NS));
+            let setup = defaults(cfg, &self.config, cfg.reorder_window.max(XML_WINDOW_NS));
             let source = XmlSource::open(snapshots, setup, cx.reg, cx.clock_of)?;
             cx.sources.push(Box::new(source));
         }
