@@ -1,26 +1,19 @@
 //! The command line of the README: the thesis' single-dash options
 //! (appendix B) and their GNU `--long` forms are the same options.
-//! [`rewrite_thesis_options`] turns the former into the latter before clap
-//! sees them; [`Cli::resolve`] expands globs and checks values and
-//! combinations.
+//! [`Cli`] holds the core options; each kind of source brings its own
+//! ([`crate::convert::SourceKind::args`]) and takes their values.
+//! [`CommandLine::rewrite`] turns single-dash words into `--long` ones
+//! before clap sees them.
 
+use crate::convert::SourceKind;
 use crate::error::{Error, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, FromArgMatches, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// The thesis' option names, written with one dash (appendix B).
-pub const THESIS_OPTIONS: [&str; 9] = [
-    "deck",
-    "mpi",
-    "mpinodes",
-    "os",
-    "ganglia",
-    "pcp",
-    "sync",
-    "hierarchy",
-    "output",
-];
+/// The thesis' option names besides the sources' (appendix B), written
+/// with one dash.
+const THESIS_CORE: [&str; 3] = ["sync", "hierarchy", "output"];
 
 /// The examples of `--help`: each runs as written from the top of a
 /// checkout, on the shipped data (`tests/cli.rs` runs every one).
@@ -108,56 +101,6 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// libRastro traces of DECK programs (rastro-<node>-<thread>.rst); also -deck
-    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append, help_heading = "libRastro (DECK, akypuera)")]
-    pub deck: Vec<String>,
-    /// libRastro event map: a TOML file (schema: sources/maps/README.md) or
-    /// a built-in map name, `deck` (the default) or `akypuera`
-    #[arg(long, value_name = "FILE", help_heading = "libRastro (DECK, akypuera)")]
-    pub deck_map: Option<PathBuf>,
-    /// MPE logs (CLOG2 or legacy CLOG); also -mpi
-    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append, help_heading = "MPI (MPE logs)")]
-    pub mpi: Vec<String>,
-    /// MPI nodes file (MPICH machine-file syntax: `host` or `host:N` per line); also -mpinodes
-    #[arg(long, value_name = "FILE", help_heading = "MPI (MPE logs)")]
-    pub mpinodes: Option<PathBuf>,
-    /// Wall-clock start (epoch seconds) of an MPI run without an anchor
-    #[arg(
-        long,
-        value_name = "SECONDS",
-        allow_negative_numbers = true,
-        help_heading = "MPI (MPE logs)"
-    )]
-    pub mpi_start: Option<String>,
-    /// Kernel scheduler traces: .os, ftrace text, trace-cmd report, perf script; also -os
-    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append, help_heading = "Kernel traces")]
-    pub os: Vec<String>,
-    /// Override content detection of -os files
-    #[arg(long, value_name = "FORMAT", help_heading = "Kernel traces")]
-    pub os_format: Option<OsFormat>,
-    /// Boot time (epoch seconds) of boot-relative traces without a marker
-    #[arg(
-        long,
-        value_name = "SECONDS",
-        allow_negative_numbers = true,
-        help_heading = "Kernel traces"
-    )]
-    pub boot_epoch: Option<String>,
-    /// Ganglia data: .traced recordings, gmond/gmetad XML snapshots, rrdtool dumps; also -ganglia
-    #[arg(long, value_name = "FILES", num_args = 1.., action = clap::ArgAction::Append, help_heading = "Ganglia")]
-    pub ganglia: Vec<String>,
-    /// Override content detection of -ganglia files
-    #[arg(long, value_name = "FORMAT", help_heading = "Ganglia")]
-    pub ganglia_format: Option<GangliaFormat>,
-    /// Collector host of Ganglia files that do not name one
-    #[arg(long, value_name = "HOST", help_heading = "Ganglia")]
-    pub ganglia_collector: Option<String>,
-    /// PCP archives: base names, any file of an archive, or globs; also -pcp
-    #[arg(long, value_name = "ARCHIVES", num_args = 1.., action = clap::ArgAction::Append, help_heading = "Performance Co-Pilot")]
-    pub pcp: Vec<String>,
-    /// Keep PCP counters as raw values instead of rates
-    #[arg(long, help_heading = "Performance Co-Pilot")]
-    pub pcp_raw: bool,
     /// Clock-sync file written by rastro_timesync; also -sync
     #[arg(long, value_name = "FILE", help_heading = "Clocks and hierarchy")]
     pub sync: Option<PathBuf>,
@@ -207,30 +150,6 @@ pub enum Command {
 /// The words that start a subcommand: what follows is the subcommand's.
 pub const SUBCOMMANDS: [&str; 3] = ["check", "completions", "man"];
 
-/// `--os-format` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OsFormat {
-    /// The thesis' .os recording
-    Os,
-    /// tracefs `trace` text
-    Ftrace,
-    /// `trace-cmd report` text
-    TraceCmd,
-    /// `perf script` text
-    Perf,
-}
-
-/// `--ganglia-format` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum GangliaFormat {
-    /// The thesis' .traced recording
-    Traced,
-    /// gmond / gmetad XML
-    Xml,
-    /// rrdtool dump XML
-    Rrd,
-}
-
 /// Where the trace goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
@@ -243,32 +162,6 @@ pub enum Output {
 /// The resolved configuration of an integration run.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Kernel traces, globs expanded.
-    pub os: Vec<PathBuf>,
-    /// Ganglia files, globs expanded.
-    pub ganglia: Vec<PathBuf>,
-    /// Collector for Ganglia files that name none.
-    pub ganglia_collector: Option<String>,
-    /// MPE logs, globs expanded.
-    pub mpi: Vec<PathBuf>,
-    /// libRastro traces, globs expanded.
-    pub deck: Vec<PathBuf>,
-    /// Event map file, or the name of a built-in map.
-    pub deck_map: Option<PathBuf>,
-    /// PCP archive arguments, globs expanded.
-    pub pcp: Vec<PathBuf>,
-    /// Keep counters raw.
-    pub pcp_raw: bool,
-    /// Kernel trace format forced by `--os-format` (else detected).
-    pub os_format: Option<integrador_sched::Format>,
-    /// Epoch of boot-relative kernel traces, ns (`--boot-epoch`).
-    pub boot_epoch: Option<i64>,
-    /// Ganglia format forced by `--ganglia-format` (else detected).
-    pub ganglia_format: Option<integrador_ganglia::Format>,
-    /// MPI nodes file.
-    pub mpinodes: Option<PathBuf>,
-    /// Wall-clock start (ns) of MPI runs without an anchor.
-    pub mpi_start: Option<i64>,
     /// Sync file.
     pub sync: Option<PathBuf>,
     /// Fit all sync lines.
@@ -285,178 +178,155 @@ pub struct Config {
     pub quiet: bool,
 }
 
-/// Options that take exactly one value word (their value is never read
-/// as an option, so `--mpi-start -5` and `-o -` reach clap intact).
-const VALUE_OPTIONS: [&str; 12] = [
-    "-o",
-    "--output",
-    "--deck-map",
-    "--mpinodes",
-    "--mpi-start",
-    "--os-format",
-    "--boot-epoch",
-    "--ganglia-format",
-    "--ganglia-collector",
-    "--sync",
-    "--hierarchy",
-    "--reorder-window",
-];
-
 /// The single-dash words clap knows besides the thesis options.
 const SHORT_FLAGS: [&str; 4] = ["-o", "-q", "-h", "-V"];
 
-/// Rewrites the thesis' single-dash options to their `--` form. Any other
-/// single-dash word that is not exactly a short flag is refused with the
-/// closest option as a suggestion: clap would read `-hierachy` as `-h`
-/// (help, exit 0) and `-gangila` as `-g`, so a typo could succeed
-/// silently (README, "Options": a single-dash word that is not exactly an option is
-/// a usage problem).
-pub fn rewrite_thesis_options<I: IntoIterator<Item = OsString>>(args: I) -> Result<Vec<OsString>> {
-    let mut out = Vec::new();
-    let mut rest = false;
-    let mut value_next = false;
-    for (i, arg) in args.into_iter().enumerate() {
-        let takes_value = std::mem::take(&mut value_next);
-        if i == 0 || rest || takes_value {
-            out.push(arg);
-            continue;
-        }
-        let Some(s) = arg.to_str() else {
-            out.push(arg);
-            continue;
-        };
-        if i == 1 && SUBCOMMANDS.contains(&s) {
-            // The subcommand's words are its own.
-            rest = true;
-        } else if s == "--" {
-            rest = true;
-        } else if let Some(name) = s.strip_prefix('-').filter(|n| THESIS_OPTIONS.contains(n)) {
-            value_next = VALUE_OPTIONS.contains(&format!("--{name}").as_str());
-            out.push(OsString::from(format!("--{name}")));
-            continue;
-        } else if s.starts_with("--") {
-            value_next = VALUE_OPTIONS.contains(&s);
-        } else if s.starts_with('-') && s.len() > 1 && s.parse::<f64>().is_err() {
-            if SHORT_FLAGS.contains(&s) {
-                value_next = s == "-o";
-            } else {
-                return Err(unknown_single_dash(s));
-            }
-        }
-        out.push(arg);
-    }
-    Ok(out)
+/// The command line of a run: the core options of [`Cli`] and every kind
+/// of source's own ([`SourceKind::args`]).
+pub struct CommandLine {
+    cmd: clap::Command,
+    /// Options the thesis spells with one dash.
+    thesis: Vec<&'static str>,
+    /// Options that take exactly one value word (their value is never
+    /// read as an option, so `--mpi-start -5` and `-o -` reach clap intact).
+    value_options: Vec<String>,
 }
 
-/// The usage error for a single-dash word that is no option, with the
-/// closest option spelled as it can be given.
-fn unknown_single_dash(word: &str) -> Error {
-    use clap::CommandFactory;
-    let name = word.trim_start_matches('-');
-    let mut best: Option<(f64, String)> = None;
-    let cmd = Cli::command();
-    for long in cmd.get_arguments().filter_map(|a| a.get_long()) {
-        if long == "help" || long == "version" {
-            continue;
+impl CommandLine {
+    /// The command line of `kinds` (their options first in `--help`).
+    pub fn new(kinds: &[Box<dyn SourceKind>]) -> CommandLine {
+        let mut cmd = clap::Command::new("integrador");
+        let mut thesis = Vec::new();
+        for k in kinds {
+            cmd = cmd.args(k.args());
+            thesis.extend_from_slice(k.thesis_options());
         }
-        let score = strsim::jaro_winkler(name, long);
-        if best.as_ref().is_none_or(|(b, _)| score > *b) {
-            let spelled = if THESIS_OPTIONS.contains(&long) {
-                format!("-{long}")
-            } else {
-                format!("--{long}")
-            };
-            best = Some((score, spelled));
+        thesis.extend(THESIS_CORE);
+        let mut cmd = Cli::augment_args(cmd);
+        cmd.build();
+        let value_options = cmd
+            .get_arguments()
+            .filter(|a| {
+                a.get_action().takes_values()
+                    && a.get_num_args()
+                        .is_none_or(|r| r.min_values() == 1 && r.max_values() == 1)
+            })
+            .flat_map(|a| {
+                let long = a.get_long().map(|l| format!("--{l}"));
+                let short = a.get_short().map(|c| format!("-{c}"));
+                long.into_iter().chain(short)
+            })
+            .collect();
+        CommandLine {
+            cmd,
+            thesis,
+            value_options,
         }
     }
-    let hint = match best {
-        Some((score, spelled)) if score >= 0.7 => format!("; did you mean `{spelled}`?"),
-        _ => "; see --help for the options".to_string(),
-    };
-    let output = if word.starts_with("-o") {
-        " (the output file is given as `-o FILE`)"
-    } else {
-        ""
-    };
-    Error::usage(format!("unknown option `{word}`{output}{hint}"))
+
+    /// The clap command (for parsing, completions, the manual page).
+    pub fn command(&self) -> clap::Command {
+        self.cmd.clone()
+    }
+
+    /// Parses rewritten words into the core options and the matches the
+    /// kinds take theirs from.
+    pub fn parse(
+        &self,
+        args: Vec<OsString>,
+    ) -> std::result::Result<(Cli, clap::ArgMatches), clap::Error> {
+        let m = self.command().try_get_matches_from(args)?;
+        let cli = Cli::from_arg_matches(&m)?;
+        Ok((cli, m))
+    }
+
+    /// Rewrites the thesis' single-dash options to their `--` form. Any
+    /// other single-dash word that is not exactly a short flag is refused
+    /// with the closest option as a suggestion: clap would read
+    /// `-hierachy` as `-h` (help, exit 0) and `-gangila` as `-g`, so a
+    /// typo could succeed silently (README, "Options": a single-dash word
+    /// that is not exactly an option is a usage problem).
+    pub fn rewrite<I: IntoIterator<Item = OsString>>(&self, args: I) -> Result<Vec<OsString>> {
+        let mut out = Vec::new();
+        let mut rest = false;
+        let mut value_next = false;
+        let takes_value = |w: &str| self.value_options.iter().any(|v| v == w);
+        for (i, arg) in args.into_iter().enumerate() {
+            let value = std::mem::take(&mut value_next);
+            if i == 0 || rest || value {
+                out.push(arg);
+                continue;
+            }
+            let Some(s) = arg.to_str() else {
+                out.push(arg);
+                continue;
+            };
+            if i == 1 && SUBCOMMANDS.contains(&s) {
+                // The subcommand's words are its own.
+                rest = true;
+            } else if s == "--" {
+                rest = true;
+            } else if let Some(name) = s.strip_prefix('-').filter(|n| self.thesis.contains(n)) {
+                let long = format!("--{name}");
+                value_next = takes_value(&long);
+                out.push(OsString::from(long));
+                continue;
+            } else if s.starts_with("--") {
+                value_next = takes_value(s);
+            } else if s.starts_with('-') && s.len() > 1 && s.parse::<f64>().is_err() {
+                if SHORT_FLAGS.contains(&s) {
+                    value_next = s == "-o";
+                } else {
+                    return Err(self.unknown_single_dash(s));
+                }
+            }
+            out.push(arg);
+        }
+        Ok(out)
+    }
+
+    /// The usage error for a single-dash word that is no option, with the
+    /// closest option spelled as it can be given.
+    fn unknown_single_dash(&self, word: &str) -> Error {
+        let name = word.trim_start_matches('-');
+        let mut best: Option<(f64, String)> = None;
+        for long in self.cmd.get_arguments().filter_map(|a| a.get_long()) {
+            if long == "help" || long == "version" {
+                continue;
+            }
+            let score = strsim::jaro_winkler(name, long);
+            if best.as_ref().is_none_or(|(b, _)| score > *b) {
+                let spelled = if self.thesis.contains(&long) {
+                    format!("-{long}")
+                } else {
+                    format!("--{long}")
+                };
+                best = Some((score, spelled));
+            }
+        }
+        let hint = match best {
+            Some((score, spelled)) if score >= 0.7 => format!("; did you mean `{spelled}`?"),
+            _ => "; see --help for the options".to_string(),
+        };
+        let output = if word.starts_with("-o") {
+            " (the output file is given as `-o FILE`)"
+        } else {
+            ""
+        };
+        Error::usage(format!("unknown option `{word}`{output}{hint}"))
+    }
 }
 
 impl Cli {
-    /// Expands globs and checks option values and combinations.
+    /// Checks the core options; each kind takes its own
+    /// ([`take_sources`]).
     pub fn resolve(&self) -> Result<Config> {
         let output = match self.output.as_deref() {
             Some("-") => Output::Stdout,
             Some(p) => Output::File(PathBuf::from(p)),
             None => return Err(Error::usage("-o FILE is required")),
         };
-        let os = expand("-os", &self.os)?;
-        let ganglia = expand("-ganglia", &self.ganglia)?;
-        let mpi = expand("-mpi", &self.mpi)?;
-        let deck = expand("-deck", &self.deck)?;
-        let pcp = expand("-pcp", &self.pcp)?;
-        if os.is_empty()
-            && ganglia.is_empty()
-            && mpi.is_empty()
-            && deck.is_empty()
-            && pcp.is_empty()
-        {
-            return Err(Error::usage(
-                "no input: give at least one of -ganglia, -pcp, -os, -mpi or -deck (see --help)",
-            ));
-        }
-        if pcp.is_empty() && self.pcp_raw {
-            return Err(Error::usage(
-                "--pcp-raw describes PCP archives: give them with -pcp",
-            ));
-        }
-        if deck.is_empty() && self.deck_map.is_some() {
-            return Err(Error::usage(
-                "--deck-map describes libRastro traces: give them with -deck",
-            ));
-        }
-        if mpi.is_empty() && (self.mpinodes.is_some() || self.mpi_start.is_some()) {
-            return Err(Error::usage(
-                "-mpinodes and --mpi-start describe MPI logs: give them with -mpi",
-            ));
-        }
-        let mpi_start = match &self.mpi_start {
-            None => None,
-            Some(s) => Some(crate::clock::parse_epoch_ns(s.as_bytes()).ok_or_else(|| {
-                Error::usage(format!(
-                    "--mpi-start `{s}`: expected epoch seconds, as 1795265512.474392"
-                ))
-            })?),
-        };
-        let cfg = Config {
-            os,
-            ganglia,
-            mpi,
-            deck,
-            deck_map: self.deck_map.clone(),
-            pcp,
-            pcp_raw: self.pcp_raw,
-            os_format: self.os_format.map(|f| match f {
-                OsFormat::Os => integrador_sched::Format::Os,
-                OsFormat::Ftrace => integrador_sched::Format::Ftrace,
-                OsFormat::TraceCmd => integrador_sched::Format::TraceCmd,
-                OsFormat::Perf => integrador_sched::Format::Perf,
-            }),
-            boot_epoch: match &self.boot_epoch {
-                None => None,
-                Some(s) => Some(crate::clock::parse_epoch_ns(s.as_bytes()).ok_or_else(|| {
-                    Error::usage(format!(
-                        "--boot-epoch `{s}`: expected epoch seconds, as 1795262171.292101"
-                    ))
-                })?),
-            },
-            ganglia_format: self.ganglia_format.map(|f| match f {
-                GangliaFormat::Traced => integrador_ganglia::Format::Traced,
-                GangliaFormat::Xml => integrador_ganglia::Format::Xml,
-                GangliaFormat::Rrd => integrador_ganglia::Format::RrdDump,
-            }),
-            mpinodes: self.mpinodes.clone(),
-            mpi_start,
-            ganglia_collector: self.ganglia_collector.clone(),
+        Ok(Config {
             sync: self.sync.clone(),
             sync_fit: self.sync_fit,
             hierarchy: self.hierarchy.clone(),
@@ -464,38 +334,37 @@ impl Cli {
             absolute_time: self.absolute_time,
             reorder_window: self.reorder_window,
             quiet: self.quiet,
-        };
-        Ok(cfg)
+        })
     }
+}
+
+/// Every kind takes its options' values; a run needs at least one input.
+pub fn take_sources(kinds: &mut [Box<dyn SourceKind>], m: &clap::ArgMatches) -> Result<()> {
+    for k in kinds.iter_mut() {
+        k.take(m)?;
+    }
+    if !kinds.iter().any(|k| k.has_inputs()) {
+        let options: Vec<&str> = kinds.iter().map(|k| k.option()).collect();
+        return Err(Error::usage(format!(
+            "no input: give at least one of {} (see --help)",
+            options.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 impl Config {
     /// A missing file is named with its option (checked after the usage
-    /// checks and the output: those are the first things to fix). PCP
-    /// words may be archive base names, which are no files; their
-    /// resolver names them.
-    pub fn refuse_missing_files(&self) -> Result<()> {
-        let lists = [
-            ("-os", &self.os),
-            ("-ganglia", &self.ganglia),
-            ("-mpi", &self.mpi),
-            ("-deck", &self.deck),
-        ];
-        let singles = [
-            ("-sync", &self.sync),
-            ("-hierarchy", &self.hierarchy),
-            ("-mpinodes", &self.mpinodes),
-        ];
-        let named = lists
-            .into_iter()
-            .flat_map(|(o, list)| list.iter().map(move |p| (o, p)))
-            .chain(
-                singles
-                    .into_iter()
-                    .filter_map(|(o, p)| Some((o, p.as_ref()?))),
-            );
+    /// checks and the output: those are the first things to fix).
+    pub fn refuse_missing_files(&self, kinds: &[Box<dyn SourceKind>]) -> Result<()> {
+        let singles = [("-sync", &self.sync), ("-hierarchy", &self.hierarchy)];
+        let named = kinds.iter().flat_map(|k| k.named_files()).chain(
+            singles
+                .into_iter()
+                .filter_map(|(o, p)| Some((o, p.clone()?))),
+        );
         for (option, p) in named {
-            if std::fs::symlink_metadata(p).is_err() {
+            if std::fs::symlink_metadata(&p).is_err() {
                 return Err(Error::input(format!(
                     "{option} {}: no such file or directory",
                     p.display()
@@ -546,8 +415,12 @@ pub fn expand(option: &str, words: &[String]) -> Result<Vec<PathBuf>> {
 mod tests {
     use super::*;
 
+    fn line() -> CommandLine {
+        CommandLine::new(&crate::convert::kinds())
+    }
+
     fn args(words: &[&str]) -> Result<Vec<String>> {
-        let v = rewrite_thesis_options(
+        let v = line().rewrite(
             std::iter::once("integrador")
                 .chain(words.iter().copied())
                 .map(OsString::from),
@@ -556,6 +429,20 @@ mod tests {
             .skip(1)
             .map(|s| s.into_string().unwrap())
             .collect())
+    }
+
+    /// Parses `words` (already in `--long` form) and lets the kinds take
+    /// their options.
+    fn take(words: &[&str]) -> Result<Vec<Box<dyn SourceKind>>> {
+        let argv = std::iter::once("integrador")
+            .chain(words.iter().copied())
+            .chain(["-o", "x"])
+            .map(OsString::from)
+            .collect();
+        let (_, m) = line().parse(argv).unwrap();
+        let mut kinds = crate::convert::kinds();
+        take_sources(&mut kinds, &m)?;
+        Ok(kinds)
     }
 
     #[test]
@@ -575,6 +462,13 @@ mod tests {
         );
         assert_eq!(args(&["--", "-os"]).unwrap(), vec!["--", "-os"]);
         assert!(args(&["-ofile.paje"]).is_err());
+        // The value of a one-value option is never read as an option.
+        assert_eq!(
+            args(&["-mpinodes", "-n", "--boot-epoch", "-5"]).unwrap(),
+            vec!["--mpinodes", "-n", "--boot-epoch", "-5"]
+        );
+        let e = args(&["-gangila", "g"]).unwrap_err();
+        assert!(e.message.contains("did you mean `-ganglia`"), "{e}");
     }
 
     #[test]
@@ -583,54 +477,48 @@ mod tests {
             "-os", "a.os", "b.os", "-ganglia", "g", "-os", "c.os", "-o", "x",
         ])
         .unwrap();
-        let cli = Cli::try_parse_from(std::iter::once("integrador".to_string()).chain(a)).unwrap();
-        assert_eq!(cli.os, vec!["a.os", "b.os", "c.os"]);
-        assert_eq!(cli.ganglia, vec!["g"]);
+        let argv = std::iter::once("integrador".to_string())
+            .chain(a)
+            .map(OsString::from)
+            .collect();
+        let (cli, m) = line().parse(argv).unwrap();
+        let os: Vec<&String> = m.get_many::<String>("os").unwrap().collect();
+        assert_eq!(os, ["a.os", "b.os", "c.os"]);
         assert_eq!(cli.reorder_window, 10_000_000);
+        let kinds = take(&["--os", "a.os", "b.os", "--ganglia", "g"]).unwrap();
+        let named: Vec<_> = kinds.iter().flat_map(|k| k.named_files()).collect();
+        assert_eq!(named.len(), 3);
     }
 
     #[test]
     fn bad_option_values_are_usage_errors() {
-        let cli =
-            Cli::try_parse_from(["integrador", "--boot-epoch", "soon", "--os", "a", "-o", "x"])
-                .unwrap();
-        let e = cli.resolve().unwrap_err();
+        let e = take(&["--boot-epoch", "soon", "--os", "a"]).err().unwrap();
         assert_eq!(e.exit_code(), 2);
         assert!(e.message.contains("--boot-epoch `soon`"), "{e}");
+        let e = take(&["--sync", "s"]).err().unwrap();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message
+                .starts_with("no input: give at least one of -deck, -mpi"),
+            "{e}"
+        );
     }
 
     #[test]
     fn mpi_options_need_mpi_logs() {
-        let cli =
-            Cli::try_parse_from(["integrador", "--os", "x.os", "--mpi-start", "5", "-o", "x"])
-                .unwrap();
-        assert_eq!(cli.resolve().unwrap_err().exit_code(), 2);
-        let cli = Cli::try_parse_from([
-            "integrador",
-            "--mpi",
-            "Cargo.toml",
-            "--mpi-start",
-            "yesterday",
-            "-o",
-            "x",
-        ])
-        .unwrap();
-        let e = cli.resolve().unwrap_err();
+        let e = take(&["--os", "x.os", "--mpi-start", "5"]).err().unwrap();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message.contains("describe MPI logs"), "{e}");
+        let e = take(&["--mpi", "Cargo.toml", "--mpi-start", "yesterday"])
+            .err()
+            .unwrap();
         assert_eq!(e.exit_code(), 2);
         assert!(e.message.contains("--mpi-start `yesterday`"), "{e}");
-        let cli = Cli::try_parse_from([
-            "integrador",
-            "--mpi",
-            "Cargo.toml",
-            "--mpi-start",
-            "1795265512.474392",
-            "-o",
-            "x",
-        ])
-        .unwrap();
-        assert_eq!(
-            cli.resolve().unwrap().mpi_start,
-            Some(1_795_265_512_474_392_000)
+        assert!(take(&["--mpi", "Cargo.toml", "--mpi-start", "1795265512.474392"]).is_ok());
+        let e = take(&["--os", "x.os", "--pcp-raw"]).err().unwrap();
+        assert!(
+            e.message.contains("--pcp-raw describes PCP archives"),
+            "{e}"
         );
     }
 

@@ -1,8 +1,7 @@
 //! The `integrador` command: parse, run, map the outcome to the exit codes
 //! of the README (0 complete, 1 input/output problem, 2 usage problem).
 
-use clap::Parser;
-use integrador::cli::{rewrite_thesis_options, Cli, Command};
+use integrador::cli::{take_sources, Command, CommandLine};
 use integrador::error::{Error, ErrorClass};
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -21,13 +20,15 @@ fn main() -> ExitCode {
 fn run() -> Result<ExitCode, Error> {
     integrador::output::install_signal_cleanup();
     integrador::output::raise_file_limit();
-    let args = rewrite_thesis_options(std::env::args_os())?;
+    let mut kinds = integrador::convert::kinds();
+    let line = CommandLine::new(&kinds);
+    let args = line.rewrite(std::env::args_os())?;
     if args.len() <= 1 {
         eprintln!("{}", integrador::cli::SHORT_USAGE);
         return Ok(ExitCode::from(2));
     }
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
+    let (cli, matches) = match line.parse(args) {
+        Ok(parsed) => parsed,
         Err(e) => {
             // A file named without its option: say which option reads it.
             use clap::error::{ContextKind, ContextValue};
@@ -53,15 +54,13 @@ fn run() -> Result<ExitCode, Error> {
     match &cli.command {
         Some(Command::Check { file }) => return check(file),
         Some(Command::Completions { shell }) => {
-            use clap::CommandFactory;
             let mut text = Vec::new();
-            clap_complete::generate(*shell, &mut Cli::command(), "integrador", &mut text);
+            clap_complete::generate(*shell, &mut line.command(), "integrador", &mut text);
             return print(&text);
         }
         Some(Command::Man) => {
-            use clap::CommandFactory;
             let mut text = Vec::new();
-            clap_mangen::Man::new(Cli::command())
+            clap_mangen::Man::new(line.command())
                 .render(&mut text)
                 .map_err(|e| Error::input(format!("rendering the manual page: {e}")))?;
             return print(&text);
@@ -69,7 +68,8 @@ fn run() -> Result<ExitCode, Error> {
         None => {}
     }
     let cfg = cli.resolve()?;
-    let report = integrador::run::integrate(&cfg)?;
+    take_sources(&mut kinds, &matches)?;
+    let report = integrador::run::integrate(&cfg, kinds)?;
     if cfg.quiet {
         let _ = integrador::summary::write_warnings(&mut io::stderr().lock(), &report);
     } else {

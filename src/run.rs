@@ -5,7 +5,7 @@
 
 use crate::cli::{Config, Output};
 use crate::clock::{SyncFit, SyncTable};
-use crate::convert::OpenCx;
+use crate::convert::{OpenCx, SourceKind};
 use crate::error::{Error, Result};
 use crate::hierarchy::Hierarchy;
 use crate::input;
@@ -40,7 +40,7 @@ fn open_sync(cfg: &Config, hierarchy: &Hierarchy) -> Result<Option<SyncTable>> {
 /// must be none of them.
 fn list_inputs(
     cfg: &Config,
-    kinds: &mut [Box<dyn crate::convert::SourceKind>],
+    kinds: &mut [Box<dyn SourceKind>],
 ) -> Result<Vec<(&'static str, PathBuf)>> {
     let mut out = Vec::new();
     for (option, p) in [("-hierarchy", &cfg.hierarchy), ("-sync", &cfg.sync)] {
@@ -48,18 +48,18 @@ fn list_inputs(
     }
     for kind in kinds.iter_mut() {
         let option = kind.option();
-        out.extend(kind.list(cfg)?.into_iter().map(|p| (option, p)));
+        out.extend(kind.list()?.into_iter().map(|p| (option, p)));
     }
     Ok(out)
 }
 
 /// Runs an integration. Progress goes to stderr when it is a terminal.
-pub fn integrate(cfg: &Config) -> Result<RunReport> {
+/// `kinds` have taken their options ([`crate::cli::take_sources`]).
+pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<RunReport> {
     // The output is settled before any input is read: a wrong -o fails at
     // once, and an input named as the output is never touched.
     let target = Target::resolve(&cfg.output)?;
-    cfg.refuse_missing_files()?;
-    let mut kinds = crate::convert::kinds();
+    cfg.refuse_missing_files(&kinds)?;
     let inputs = list_inputs(cfg, &mut kinds)?;
     target.refuse_inputs(inputs.iter().map(|(o, p)| (*o, p.as_path())))?;
     let _streams = input::Scope::enter(inputs.iter().map(|(_, p)| p.as_path()));

@@ -23,6 +23,20 @@ fn the_kind_table_is_the_only_list_of_sources() {
     let mut table = options.clone();
     table.sort();
     assert_eq!(table, cli);
+    // The core command line has no source option: each kind brings its
+    // own, the first one naming its inputs.
+    use clap::CommandFactory;
+    let core = integrador::cli::Cli::command();
+    for a in core.get_arguments().filter_map(|a| a.get_long()) {
+        assert!(
+            !SOURCE_WORDS.iter().any(|w| a.contains(w)),
+            "the core option --{a} belongs to a kind"
+        );
+    }
+    for k in integrador::convert::kinds() {
+        let first = k.args().first().and_then(|a| a.get_long().map(String::from));
+        assert_eq!(first.as_deref(), k.option().strip_prefix('-'));
+    }
     // run.rs and the hierarchy (whose sources' sections the kinds read)
     // name no source.
     let mut files = vec![root().join("src/run.rs")];

@@ -18,17 +18,33 @@ use crate::source::EventSource;
 use crate::timeline::Clock;
 use std::path::PathBuf;
 
-/// One kind of source: the files of its option, and how they open.
+/// One kind of source: its options, its section of the hierarchy file, the
+/// files it reads, and how they open.
 ///
-/// A run first asks every kind for the files it will read (before any is
-/// read: the output must be none of them, and read-once inputs are spooled
-/// from the start), then opens the kinds in table order.
+/// The command line is built from every kind's options and each kind
+/// takes its values. A run then asks every kind for the files it will
+/// read (before any is read: the output must be none of them, and
+/// read-once inputs are spooled from the start), lets each read its
+/// section of the hierarchy, and opens the kinds in table order.
 pub trait SourceKind {
     /// The option that names its inputs, as the thesis spells it.
     fn option(&self) -> &'static str;
+    /// Its command-line options, the one naming its inputs first, under
+    /// its own heading of `--help`.
+    fn args(&self) -> Vec<clap::Arg>;
+    /// Its options the thesis spells with one dash, without the dash.
+    fn thesis_options(&self) -> &'static [&'static str];
+    /// Takes its options' values: globs expanded, values and combinations
+    /// checked (a problem is a usage error).
+    fn take(&mut self, m: &clap::ArgMatches) -> Result<()>;
+    /// Whether it was given inputs.
+    fn has_inputs(&self) -> bool;
+    /// The files its options name, which must exist, with their option
+    /// (archive base names, which are no files, are checked by `list`).
+    fn named_files(&self) -> Vec<Named>;
     /// Lists the files it will read (a directory's files, an archive's
     /// volumes), keeping what it needs to open them.
-    fn list(&mut self, cfg: &Config) -> Result<Vec<PathBuf>>;
+    fn list(&mut self) -> Result<Vec<PathBuf>>;
     /// Its section of the hierarchy file, if it has settings there.
     fn section(&self) -> Option<&'static str> {
         None
@@ -40,8 +56,69 @@ pub trait SourceKind {
     fn open(&mut self, cx: &mut OpenCx<'_>) -> Result<()>;
 }
 
-/// A file and what names it (`the hierarchy's [deck] map`), for messages.
+/// A file and what names it (`-mpinodes`, `the hierarchy's [deck] map`),
+/// for messages.
 pub type Named = (&'static str, PathBuf);
+
+/// An option that names a list of input files (globs are expanded by
+/// [`crate::cli::expand`]); `thesis` says it is also spelled with one dash.
+pub fn files_arg(
+    id: &'static str,
+    value: &'static str,
+    help: &'static str,
+    heading: &'static str,
+) -> clap::Arg {
+    clap::Arg::new(id)
+        .long(id)
+        .value_name(value)
+        .num_args(1..)
+        .action(clap::ArgAction::Append)
+        .help(help)
+        .help_heading(heading)
+}
+
+/// An option with one value.
+pub fn value_arg(
+    id: &'static str,
+    value: &'static str,
+    help: &'static str,
+    heading: &'static str,
+) -> clap::Arg {
+    clap::Arg::new(id)
+        .long(id)
+        .value_name(value)
+        .help(help)
+        .help_heading(heading)
+}
+
+/// The words given to a list option, in order.
+pub fn words(m: &clap::ArgMatches, id: &str) -> Vec<String> {
+    m.get_many::<String>(id)
+        .map(|v| v.cloned().collect())
+        .unwrap_or_default()
+}
+
+/// Epoch seconds given to `--option`, a usage error when they are not.
+pub fn epoch_arg(m: &clap::ArgMatches, id: &str, example: &str) -> Result<Option<i64>> {
+    let Some(s) = m.get_one::<String>(id) else {
+        return Ok(None);
+    };
+    crate::clock::parse_epoch_ns(s.as_bytes())
+        .map(Some)
+        .ok_or_else(|| {
+            crate::error::Error::usage(format!(
+                "--{id} `{s}`: expected epoch seconds, as {example}"
+            ))
+        })
+}
+
+/// A usage error when options describing a kind's inputs come without them.
+pub fn needs_inputs(has: bool, given: bool, message: &str) -> Result<()> {
+    if given && !has {
+        return Err(crate::error::Error::usage(message));
+    }
+    Ok(())
+}
 
 /// What a kind opens its sources with, and where they go.
 pub struct OpenCx<'a> {

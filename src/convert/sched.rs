@@ -418,7 +418,23 @@ impl Converter for SchedSource {
 /// apart by content unless `--os-format` says.
 #[derive(Default)]
 pub struct KernelKind {
+    files: Vec<PathBuf>,
+    format: Option<Format>,
+    boot_epoch: Option<i64>,
     os: Arc<OsConfig>,
+}
+
+/// `--os-format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FormatArg {
+    /// The thesis' .os recording
+    Os,
+    /// tracefs `trace` text
+    Ftrace,
+    /// `trace-cmd report` text
+    TraceCmd,
+    /// `perf script` text
+    Perf,
 }
 
 impl super::SourceKind for KernelKind {
@@ -435,15 +451,60 @@ impl super::SourceKind for KernelKind {
         Ok(Vec::new())
     }
 
-    fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
-        super::refuse_directories("-os", &cfg.os, "*")?;
-        Ok(cfg.os.clone())
+    fn args(&self) -> Vec<clap::Arg> {
+        const H: &str = "Kernel traces";
+        vec![
+            super::files_arg(
+                "os",
+                "FILES",
+                "Kernel scheduler traces: .os, ftrace text, trace-cmd report, perf script; also -os",
+                H,
+            ),
+            super::value_arg("os-format", "FORMAT", "Override content detection of -os files", H)
+                .value_parser(clap::builder::EnumValueParser::<FormatArg>::new()),
+            super::value_arg(
+                "boot-epoch",
+                "SECONDS",
+                "Boot time (epoch seconds) of boot-relative traces without a marker",
+                H,
+            )
+            .allow_negative_numbers(true),
+        ]
+    }
+
+    fn thesis_options(&self) -> &'static [&'static str] {
+        &["os"]
+    }
+
+    fn take(&mut self, m: &clap::ArgMatches) -> Result<()> {
+        self.files = crate::cli::expand("-os", &super::words(m, "os"))?;
+        self.format = m.get_one::<FormatArg>("os-format").map(|f| match f {
+            FormatArg::Os => Format::Os,
+            FormatArg::Ftrace => Format::Ftrace,
+            FormatArg::TraceCmd => Format::TraceCmd,
+            FormatArg::Perf => Format::Perf,
+        });
+        self.boot_epoch = super::epoch_arg(m, "boot-epoch", "1795262171.292101")?;
+        Ok(())
+    }
+
+    fn has_inputs(&self) -> bool {
+        !self.files.is_empty()
+    }
+
+    fn named_files(&self) -> Vec<super::Named> {
+        self.files.iter().map(|p| ("-os", p.clone())).collect()
+    }
+
+    fn list(&mut self) -> Result<Vec<PathBuf>> {
+        super::refuse_directories("-os", &self.files, "*")?;
+        Ok(self.files.clone())
     }
 
     fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
         let window = cx.cfg.reorder_window;
-        for path in &cx.cfg.os {
-            let format = match cx.cfg.os_format {
+        for path in &self.files {
+            let format = match self.format {
                 Some(f) => f,
                 None => integrador_sched::detect(&super::head(path)?),
             };
@@ -456,7 +517,7 @@ impl super::SourceKind for KernelKind {
             let opened = SchedSource::open(
                 path,
                 format,
-                cx.cfg.boot_epoch,
+                self.boot_epoch,
                 (window, &self.os),
                 cx.reg,
                 cx.clock_of,

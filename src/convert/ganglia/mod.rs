@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod config;
+mod kind;
 pub use config::{GangliaConfig, GangliaFile};
+pub use kind::GangliaKind;
 
 /// Turns (host, metric, value) into a variable setting, remembering the
 /// Machines and variable types it made.
@@ -572,124 +574,5 @@ impl Converter for RrdSource {
             out.push(self.row, t.saturating_mul(1_000_000_000), op)?;
         }
         Ok(true)
-    }
-}
-
-/// `-ganglia`: `.traced` recordings and RRD dumps one source per file,
-/// XML snapshots one source for the whole series; directories are walked
-/// (snapshot series, gmetad's tree of RRD dumps).
-#[derive(Default)]
-pub struct GangliaKind {
-    files: Vec<PathBuf>,
-    config: Arc<GangliaConfig>,
-}
-
-/// The reorder window of a series of Ganglia XML snapshots: gmond's
-/// largest standard TMAX (boottime, cpu_num: 1200 s). A snapshot reports
-/// each metric as of its TN seconds ago, up to its TMAX: a new host's
-/// samples may be minutes older than the last snapshot's.
-const XML_WINDOW_NS: i64 = 1_200_000_000_000;
-
-/// The collector and cluster of files that name none: the command line,
-/// else the hierarchy's `[ganglia]` section.
-fn defaults(cfg: &crate::cli::Config, g: &Arc<GangliaConfig>, window: i64) -> Setup {
-    Setup {
-        collector: cfg
-            .ganglia_collector
-            .clone()
-            .or(g.defaults.collector.clone()),
-        cluster: g.defaults.cluster.clone(),
-        window,
-        config: Arc::clone(g),
-    }
-}
-
-/// The files under `dir`, recursively, in name order.
-fn files_below(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| Error::in_file(dir, e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            files_below(&p, out)?;
-        } else if p.extension().is_some_and(|x| x == "xml" || x == "traced") {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
-
-impl super::SourceKind for GangliaKind {
-    fn option(&self) -> &'static str {
-        "-ganglia"
-    }
-
-    fn section(&self) -> Option<&'static str> {
-        Some("ganglia")
-    }
-
-    fn configure(&mut self, text: &crate::hierarchy::Text<'_>) -> Result<Vec<super::Named>> {
-        self.config = Arc::new(GangliaConfig::read(text)?);
-        Ok(Vec::new())
-    }
-
-    fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
-        for path in &cfg.ganglia {
-            if path.is_dir() {
-                files_below(path, &mut self.files)?;
-            } else {
-                self.files.push(path.clone());
-            }
-        }
-        let mut all = cfg.ganglia.clone();
-        all.extend(self.files.iter().cloned());
-        Ok(all)
-    }
-
-    fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
-        let cfg = cx.cfg;
-        let mut snapshots = Vec::new();
-        for path in &self.files {
-            let format = match cfg.ganglia_format {
-                Some(f) => f,
-                None => integrador_ganglia::detect(&super::head(path)?),
-            };
-            let g = &self.config;
-            let setup = defaults(cfg, g, cfg.reorder_window);
-            match format {
-                integrador_ganglia::Format::Xml => snapshots.push(path.clone()),
-                integrador_ganglia::Format::RrdDump => {
-                    let source = RrdSource::open(path, setup, cx.reg, cx.clock_of)?;
-                    cx.sources.push(Box::new(source));
-                }
-                integrador_ganglia::Format::Traced => {
-                    let name = path
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    let per_file = g.files.get(&name);
-                    let collector = per_file
-                        .and_then(|f| f.collector.clone())
-                        .or(setup.collector);
-                    let cluster = per_file.and_then(|f| f.cluster.clone()).or(setup.cluster);
-                    let setup = TracedSetup {
-                        collector: collector.as_deref(),
-                        cluster: cluster.as_deref(),
-                        window: cfg.reorder_window,
-                        config: g,
-                    };
-                    let source = TracedSource::open(path, setup, cx.reg, cx.clock_of)?;
-                    cx.sources.push(Box::new(source));
-                }
-            }
-        }
-        if !snapshots.is_empty() {
-            let setup = defaults(cfg, &self.config, cfg.reorder_window.max(XML_WINDOW_NS));
-            let source = XmlSource::open(snapshots, setup, cx.reg, cx.clock_of)?;
-            cx.sources.push(Box::new(source));
-        }
-        Ok(())
     }
 }

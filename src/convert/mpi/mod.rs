@@ -475,6 +475,9 @@ impl Converter for MpiSource {
 /// `-mpi`: MPE logs, one source per log, hosts from `-mpinodes`.
 #[derive(Default)]
 pub struct MpiKind {
+    logs: Vec<PathBuf>,
+    nodes: Option<PathBuf>,
+    start: Option<i64>,
     config: std::sync::Arc<MpiConfig>,
 }
 
@@ -492,18 +495,65 @@ impl super::SourceKind for MpiKind {
         Ok(Vec::new())
     }
 
-    fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
-        super::refuse_directories("-mpi", &cfg.mpi, "*.clog2")?;
-        let mut files = cfg.mpi.clone();
-        files.extend(cfg.mpinodes.iter().cloned());
+    fn args(&self) -> Vec<clap::Arg> {
+        const H: &str = "MPI (MPE logs)";
+        vec![
+            super::files_arg("mpi", "FILES", "MPE logs (CLOG2 or legacy CLOG); also -mpi", H),
+            super::value_arg(
+                "mpinodes",
+                "FILE",
+                "MPI nodes file (MPICH machine-file syntax: `host` or `host:N` per line); also -mpinodes",
+                H,
+            )
+            .value_parser(clap::value_parser!(PathBuf)),
+            super::value_arg(
+                "mpi-start",
+                "SECONDS",
+                "Wall-clock start (epoch seconds) of an MPI run without an anchor",
+                H,
+            )
+            .allow_negative_numbers(true),
+        ]
+    }
+
+    fn thesis_options(&self) -> &'static [&'static str] {
+        &["mpi", "mpinodes"]
+    }
+
+    fn take(&mut self, m: &clap::ArgMatches) -> Result<()> {
+        self.logs = crate::cli::expand("-mpi", &super::words(m, "mpi"))?;
+        self.nodes = m.get_one::<PathBuf>("mpinodes").cloned();
+        super::needs_inputs(
+            !self.logs.is_empty(),
+            self.nodes.is_some() || m.contains_id("mpi-start"),
+            "-mpinodes and --mpi-start describe MPI logs: give them with -mpi",
+        )?;
+        self.start = super::epoch_arg(m, "mpi-start", "1795265512.474392")?;
+        Ok(())
+    }
+
+    fn has_inputs(&self) -> bool {
+        !self.logs.is_empty()
+    }
+
+    fn named_files(&self) -> Vec<super::Named> {
+        let logs = self.logs.iter().map(|p| ("-mpi", p.clone()));
+        logs.chain(self.nodes.iter().map(|p| ("-mpinodes", p.clone())))
+            .collect()
+    }
+
+    fn list(&mut self) -> Result<Vec<PathBuf>> {
+        super::refuse_directories("-mpi", &self.logs, "*.clog2")?;
+        let mut files = self.logs.clone();
+        files.extend(self.nodes.iter().cloned());
         Ok(files)
     }
 
     fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
-        for path in &cx.cfg.mpi {
+        for path in &self.logs {
             let setup = MpiSetup {
-                nodes: cx.cfg.mpinodes.as_deref(),
-                start: cx.cfg.mpi_start.or(self.config.start),
+                nodes: self.nodes.as_deref(),
+                start: self.start.or(self.config.start),
                 window: cx.cfg.reorder_window,
                 config: &self.config,
             };

@@ -527,6 +527,8 @@ pub fn archives(args: &[PathBuf]) -> Result<(Vec<Archive>, Vec<PathBuf>)> {
 /// names, any file of an archive, or globs of a directory's files.
 #[derive(Default)]
 pub struct PcpKind {
+    words: Vec<PathBuf>,
+    raw: bool,
     archives: Vec<Archive>,
     ignored: Vec<PathBuf>,
     config: Arc<PcpConfig>,
@@ -546,16 +548,57 @@ impl super::SourceKind for PcpKind {
         Ok(Vec::new())
     }
 
-    fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
-        super::refuse_directories("-pcp", &cfg.pcp, "*")?;
-        if let Some(p) = cfg.pcp.iter().find(|p| crate::input::is_read_once(p)) {
+    fn args(&self) -> Vec<clap::Arg> {
+        const H: &str = "Performance Co-Pilot";
+        vec![
+            super::files_arg(
+                "pcp",
+                "ARCHIVES",
+                "PCP archives: base names, any file of an archive, or globs; also -pcp",
+                H,
+            ),
+            clap::Arg::new("pcp-raw")
+                .long("pcp-raw")
+                .action(clap::ArgAction::SetTrue)
+                .help("Keep PCP counters as raw values instead of rates")
+                .help_heading(H),
+        ]
+    }
+
+    fn thesis_options(&self) -> &'static [&'static str] {
+        &["pcp"]
+    }
+
+    fn take(&mut self, m: &clap::ArgMatches) -> Result<()> {
+        self.words = crate::cli::expand("-pcp", &super::words(m, "pcp"))?;
+        self.raw = m.get_flag("pcp-raw");
+        super::needs_inputs(
+            !self.words.is_empty(),
+            self.raw,
+            "--pcp-raw describes PCP archives: give them with -pcp",
+        )
+    }
+
+    fn has_inputs(&self) -> bool {
+        !self.words.is_empty()
+    }
+
+    fn named_files(&self) -> Vec<super::Named> {
+        // Words may be archive base names, which are no files: the
+        // archive resolver names them.
+        Vec::new()
+    }
+
+    fn list(&mut self) -> Result<Vec<PathBuf>> {
+        super::refuse_directories("-pcp", &self.words, "*")?;
+        if let Some(p) = self.words.iter().find(|p| crate::input::is_read_once(p)) {
             return Err(Error::in_file(
                 p,
                 "a PCP archive is several files (NAME.meta, NAME.0, ...) read by name: give the archive's files or base name, not a pipe",
             ));
         }
-        (self.archives, self.ignored) = archives(&cfg.pcp)?;
-        let mut files = cfg.pcp.clone();
+        (self.archives, self.ignored) = archives(&self.words)?;
+        let mut files = self.words.clone();
         for a in &self.archives {
             files.push(a.meta.clone());
             files.extend(a.index.iter().cloned());
@@ -568,7 +611,7 @@ impl super::SourceKind for PcpKind {
         for a in std::mem::take(&mut self.archives) {
             let source = PcpSource::open(
                 a,
-                (cx.cfg.pcp_raw, &self.config),
+                (self.raw, &self.config),
                 cx.cfg.reorder_window,
                 cx.reg,
                 cx.clock_of,

@@ -518,6 +518,8 @@ impl Converter for RastroSource {
 /// hierarchy's `[deck] map`.
 #[derive(Default)]
 pub struct RastroKind {
+    files: Vec<PathBuf>,
+    map: Option<PathBuf>,
     config: DeckConfig,
 }
 
@@ -539,30 +541,66 @@ impl super::SourceKind for RastroKind {
             .collect())
     }
 
-    fn list(&mut self, cfg: &crate::cli::Config) -> Result<Vec<PathBuf>> {
-        super::refuse_directories("-deck", &cfg.deck, "*.rst")?;
-        let mut files = cfg.deck.clone();
+    fn args(&self) -> Vec<clap::Arg> {
+        const H: &str = "libRastro (DECK, akypuera)";
+        vec![
+            super::files_arg(
+                "deck",
+                "FILES",
+                "libRastro traces of DECK programs (rastro-<node>-<thread>.rst); also -deck",
+                H,
+            ),
+            super::value_arg(
+                "deck-map",
+                "FILE",
+                "libRastro event map: a TOML file (schema: sources/maps/README.md) or a built-in map name, `deck` (the default) or `akypuera`",
+                H,
+            )
+            .value_parser(clap::value_parser!(PathBuf)),
+        ]
+    }
+
+    fn thesis_options(&self) -> &'static [&'static str] {
+        &["deck"]
+    }
+
+    fn take(&mut self, m: &clap::ArgMatches) -> Result<()> {
+        self.files = crate::cli::expand("-deck", &super::words(m, "deck"))?;
+        self.map = m.get_one::<PathBuf>("deck-map").cloned();
+        super::needs_inputs(
+            !self.files.is_empty(),
+            self.map.is_some(),
+            "--deck-map describes libRastro traces: give them with -deck",
+        )
+    }
+
+    fn has_inputs(&self) -> bool {
+        !self.files.is_empty()
+    }
+
+    fn named_files(&self) -> Vec<super::Named> {
+        self.files.iter().map(|p| ("-deck", p.clone())).collect()
+    }
+
+    fn list(&mut self) -> Result<Vec<PathBuf>> {
+        super::refuse_directories("-deck", &self.files, "*.rst")?;
+        let mut files = self.files.clone();
         // A map given as a file is an input too.
-        files.extend(cfg.deck_map.iter().filter(|m| m.is_file()).cloned());
+        files.extend(self.map.iter().filter(|m| m.is_file()).cloned());
         Ok(files)
     }
 
     fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
-        if cx.cfg.deck.is_empty() {
+        if self.files.is_empty() {
             return Ok(());
         }
-        let choice = cx.cfg.deck_map.as_deref().or(self.config.map.as_deref());
+        let choice = self.map.as_deref().or(self.config.map.as_deref());
         let mut map = crate::eventmap::select(choice)?;
         for (k, d) in &self.config.values {
             map.values.insert(k.clone(), d.clone());
         }
-        let source = RastroSource::open(
-            &cx.cfg.deck,
-            map,
-            cx.cfg.reorder_window,
-            cx.reg,
-            cx.clock_of,
-        )?;
+        let source =
+            RastroSource::open(&self.files, map, cx.cfg.reorder_window, cx.reg, cx.clock_of)?;
         cx.sources.push(Box::new(source));
         Ok(())
     }
