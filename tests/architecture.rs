@@ -34,7 +34,10 @@ fn the_kind_table_is_the_only_list_of_sources() {
         );
     }
     for k in integrador::convert::kinds() {
-        let first = k.args().first().and_then(|a| a.get_long().map(String::from));
+        let first = k
+            .args()
+            .first()
+            .and_then(|a| a.get_long().map(String::from));
         assert_eq!(first.as_deref(), k.option().strip_prefix('-'));
     }
     // run.rs and the hierarchy (whose sources' sections the kinds read)

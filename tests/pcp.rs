@@ -7,8 +7,9 @@ mod common;
 
 use common::{fixture, read_json};
 use integrador::clock::parse_epoch_ns;
-use integrador_pcp::meta::{units_fields, Metadata, INDOM_NULL};
+use integrador_pcp::meta::{units_fields, Metadata};
 use integrador_pcp::{archive, Archive, ResultRecord, Value, VolumeReader};
+use integrador_pcp::{InDom, PmType, Pmid};
 use std::path::Path;
 
 /// (ns, pmid, metric, inst, instance, value) per value; marks as
@@ -37,7 +38,7 @@ fn decode(arg: &Path) -> (Metadata, Vec<Row>) {
             for set in &rec.sets {
                 let d = &md.descs[&set.pmid];
                 for (inst, val) in &set.values {
-                    let (i, name) = if d.indom == INDOM_NULL {
+                    let (i, name) = if d.indom == InDom::NULL {
                         (String::new(), String::new())
                     } else {
                         (
@@ -49,7 +50,7 @@ fn decode(arg: &Path) -> (Metadata, Vec<Row>) {
                         )
                     };
                     let shown = match val {
-                        Value::Insitu(x) if d.ty == 0 => (*x as i32).to_string(),
+                        Value::Insitu(x) if d.ty == PmType::I32 => (*x as i32).to_string(),
                         Value::Insitu(x) => x.to_string(),
                         Value::I64(x) => x.to_string(),
                         Value::U64(x) => x.to_string(),
@@ -58,14 +59,7 @@ fn decode(arg: &Path) -> (Metadata, Vec<Row>) {
                         Value::Str(s) => s.clone(),
                         Value::Skipped(t) => panic!("skipped type {t}"),
                     };
-                    rows.push((
-                        t,
-                        integrador_pcp::meta::pmid_str(set.pmid),
-                        d.names[0].clone(),
-                        i,
-                        name,
-                        shown,
-                    ));
+                    rows.push((t, set.pmid.to_string(), d.names[0].clone(), i, name, shown));
                 }
             }
         }
@@ -196,11 +190,11 @@ fn labels_and_descriptors_equal_expected_json() {
             "{arg}"
         );
         for m in exp["metrics"].as_array().unwrap() {
-            let d = &md.descs[&(m["pmid_u32"].as_u64().unwrap() as u32)];
+            let d = &md.descs[&Pmid(m["pmid_u32"].as_u64().unwrap() as u32)];
             assert_eq!(d.names[0], m["name"].as_str().unwrap());
-            assert_eq!(i64::from(d.ty), m["type_code"].as_i64().unwrap());
-            assert_eq!(i64::from(d.sem), m["sem_code"].as_i64().unwrap());
-            assert_eq!(u64::from(d.indom), m["indom_u32"].as_u64().unwrap());
+            assert_eq!(i64::from(d.ty.0), m["type_code"].as_i64().unwrap());
+            assert_eq!(i64::from(d.sem.0), m["sem_code"].as_i64().unwrap());
+            assert_eq!(u64::from(d.indom.0), m["indom_u32"].as_u64().unwrap());
             let u = units_fields(d.units);
             let f = &m["units_fields"];
             let want: Vec<i64> = [
@@ -242,7 +236,7 @@ fn labels_and_descriptors_equal_expected_json() {
             for i in r["instances"].as_array().unwrap() {
                 let inst = i[0].as_i64().unwrap() as i32;
                 assert_eq!(
-                    md.indoms.name_at(indom, inst, t),
+                    md.indoms.name_at(InDom(indom), inst, t),
                     i[1].as_str(),
                     "{arg} {dotted} {inst}"
                 );

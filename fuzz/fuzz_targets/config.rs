@@ -1,5 +1,5 @@
-//! The hierarchy and event-map TOML parsers on arbitrary text, and the
-//! nodes-file reader on the same bytes.
+//! The hierarchy (with every kind's section) and event-map TOML parsers
+//! on arbitrary text, and the nodes-file reader on the same bytes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -8,7 +8,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let _ = integrador::hierarchy::parse(text, "fuzz");
+    if let Ok(h) = integrador::hierarchy::parse(text, "fuzz") {
+        // The sources' sections, each read by its kind.
+        let _ = integrador::convert::configure(&mut integrador::convert::kinds(), &h);
+    }
     let _ = integrador::eventmap::EventMap::parse(text, "fuzz");
     if let Ok(mut f) = tempfile::NamedTempFile::new() {
         use std::io::Write;

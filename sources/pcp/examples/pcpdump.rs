@@ -2,8 +2,9 @@
 //! (the fixtures' `values.csv` layout, floats with Rust's shortest form):
 //! `pcpdump ARCHIVE`, or `pcpdump --count ARCHIVE` for counts and timing.
 
-use integrador_pcp::meta::{pmid_str, Metadata, INDOM_NULL};
+use integrador_pcp::meta::Metadata;
 use integrador_pcp::{archive, Archive, ResultRecord, Value, VolumeReader};
+use integrador_pcp::{InDom, PmType};
 use std::io::Write;
 use std::path::Path;
 
@@ -61,8 +62,8 @@ fn main() {
                     let name = desc
                         .and_then(|d| d.names.first())
                         .map_or("?", String::as_str);
-                    let indom = desc.map_or(INDOM_NULL, |d| d.indom);
-                    let (i, iname) = if indom == INDOM_NULL {
+                    let indom = desc.map_or(InDom::NULL, |d| d.indom);
+                    let (i, iname) = if indom == InDom::NULL {
                         (String::new(), String::new())
                     } else {
                         (
@@ -74,7 +75,7 @@ fn main() {
                         )
                     };
                     let shown = match val {
-                        Value::Insitu(x) if desc.is_some_and(|d| d.ty == 0) => {
+                        Value::Insitu(x) if desc.is_some_and(|d| d.ty == PmType::I32) => {
                             (*x as i32).to_string()
                         }
                         Value::Insitu(x) => x.to_string(),
@@ -85,7 +86,7 @@ fn main() {
                         Value::Str(s) => s.clone(),
                         Value::Skipped(t) => format!("<type {t}>"),
                     };
-                    let _ = writeln!(out, "{t},{},{name},{i},{iname},{shown}", pmid_str(set.pmid));
+                    let _ = writeln!(out, "{t},{},{name},{i},{iname},{shown}", set.pmid);
                 }
             }
         }

@@ -51,7 +51,7 @@ impl<R: Read> Framed<R> {
             4 => {}
             _ => return Ok(Next::Truncated(start)),
         }
-        let len = crate::be32(buf, 0).unwrap_or(0);
+        let len = crate::bytes::length_word(buf, 0);
         if len == 0 {
             return Ok(Next::End);
         }
@@ -79,7 +79,7 @@ impl<R: Read> Framed<R> {
         if (buf.len() as u64) < u64::from(len) {
             return Ok(Next::Truncated(start));
         }
-        let trailer = crate::be32(buf, len as usize - 4).unwrap_or(0);
+        let trailer = crate::bytes::length_word(buf, len as usize - 4);
         if trailer != len {
             return Err(Error {
                 offset: start,

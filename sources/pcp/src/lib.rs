@@ -13,11 +13,14 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 pub mod archive;
+mod bytes;
+pub mod codes;
 mod frame;
 pub mod meta;
 pub mod volume;
 
 pub use archive::{Archive, Volume};
+pub use codes::{InDom, MetaType, PmType, Pmid, Semantics, ValueFormat};
 pub use frame::Framed;
 pub use meta::{Desc, Indom, MetaReader, MetaRecord};
 pub use volume::{ResultRecord, Value, ValueSet, VolumeReader};
@@ -102,60 +105,12 @@ pub struct Label {
     pub zoneinfo: Option<String>,
 }
 
-fn be32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes(*b.get(at..)?.first_chunk::<4>()?))
-}
-
-fn be64(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_be_bytes(*b.get(at..)?.first_chunk::<8>()?))
-}
-
-/// A fixed-size, NUL-padded name field.
-fn cstr(b: &[u8], at: usize, len: usize) -> String {
-    let f = b.get(at..at + len).unwrap_or_default();
-    let end = f.iter().position(|&c| c == 0).unwrap_or(f.len());
-    String::from_utf8_lossy(f.get(..end).unwrap_or_default()).into_owned()
-}
-
-/// A timestamp at `at`: v2 `i32 sec, i32 usec`; v3 `sec low, sec high,
-/// nsec` (fact sheet §3: the low word first).
-pub(crate) fn stamp(b: &[u8], at: usize, version: u8) -> Option<Stamp> {
-    if version == 2 {
-        let sec = be32(b, at)? as i32;
-        let usec = be32(b, at + 4)? as i32;
-        if !(0..1_000_000).contains(&usec) {
-            return None;
-        }
-        Some(Stamp {
-            sec: i64::from(sec),
-            nsec: usec as u32 * 1000,
-        })
-    } else {
-        let lo = be32(b, at)?;
-        let hi = be32(b, at + 4)?;
-        let nsec = be32(b, at + 8)?;
-        if nsec >= 1_000_000_000 {
-            return None;
-        }
-        Some(Stamp {
-            sec: ((u64::from(hi) << 32) | u64::from(lo)) as i64,
-            nsec,
-        })
-    }
-}
-
-/// Size of a timestamp in a version's records.
-pub(crate) fn stamp_len(version: u8) -> usize {
-    if version == 2 {
-        8
-    } else {
-        12
-    }
-}
-
 /// Decodes a label from a whole framed record (length words included).
 pub fn parse_label(rec: &[u8]) -> std::result::Result<Label, String> {
-    let magic = be32(rec, 4).ok_or("the file ends inside its label")?;
+    let mut c = bytes::Cursor::new(rec, 4, rec.len());
+    let magic = c
+        .u32("the magic")
+        .map_err(|_| "the file ends inside its label")?;
     if magic & 0xffff_ff00 != MAGIC {
         return Err(format!(
             "magic {magic:#010x} at byte 4, expected 0x50052602 (v2) or 0x50052603 (v3)"
@@ -173,29 +128,36 @@ pub fn parse_label(rec: &[u8]) -> std::result::Result<Label, String> {
             rec.len()
         ));
     }
-    let pid = be32(rec, 8).unwrap_or(0) as i32;
-    let start = stamp(rec, 12, version).ok_or("the label's start time is not a time")?;
-    Ok(if version == 2 {
-        Label {
+    let pid = c.i32("the pid")?;
+    let start = c
+        .stamp(version)
+        .map_err(|_| "the label's start time is not a time")?;
+    if version == 2 {
+        let vol = c.i32("the volume number")?;
+        Ok(Label {
             version,
             pid,
             start,
-            vol: be32(rec, 20).unwrap_or(0) as i32,
-            host: cstr(rec, 24, 64),
-            timezone: cstr(rec, 88, 40),
+            vol,
+            host: c.name(64, "the host name")?,
+            timezone: c.name(40, "the timezone")?,
             zoneinfo: None,
-        }
+        })
     } else {
-        Label {
+        // v3: the volume number follows the stamp's 12 bytes, then
+        // 8 reserved bytes before the names.
+        let vol = c.i32("the volume number")?;
+        c.bytes(8, "reserved bytes")?;
+        Ok(Label {
             version,
             pid,
             start,
-            vol: be32(rec, 24).unwrap_or(0) as i32,
-            host: cstr(rec, 36, 256),
-            timezone: cstr(rec, 292, 256),
-            zoneinfo: Some(cstr(rec, 548, 256)),
-        }
-    })
+            vol,
+            host: c.name(256, "the host name")?,
+            timezone: c.name(256, "the timezone")?,
+            zoneinfo: Some(c.name(256, "the zoneinfo name")?),
+        })
+    }
 }
 
 #[cfg(test)]

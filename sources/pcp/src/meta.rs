@@ -1,57 +1,27 @@
 //! The `.meta` file: metric descriptors and names, instance domains,
 //! labels and help text.
 
+use crate::bytes::Cursor;
+use crate::codes::{InDom, MetaType, PmType, Pmid, Semantics};
 use crate::frame::{Framed, Next};
-use crate::{be32, parse_label, stamp, stamp_len, Error, ErrorKind, Label, Result, Stamp};
+use crate::{parse_label, Error, ErrorKind, Label, Result, Stamp};
 use std::io::Read;
 
 /// A metric descriptor with its names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Desc {
-    /// PMID: `flag:1 domain:9 cluster:12 item:10`.
-    pub pmid: u32,
-    /// PM_TYPE (0 i32, 1 u32, 2 i64, 3 u64, 4 float, 5 double, 6 string…).
-    pub ty: i32,
-    /// Instance domain, `0xffffffff` for a singular metric.
-    pub indom: u32,
-    /// 1 counter, 3 instant, 4 discrete.
-    pub sem: i32,
+    /// The metric.
+    pub pmid: Pmid,
+    /// Its data type.
+    pub ty: PmType,
+    /// Its instance domain, [`InDom::NULL`] for a singular metric.
+    pub indom: InDom,
+    /// Counter, instant or discrete.
+    pub sem: Semantics,
     /// pmUnits bit fields.
     pub units: u32,
     /// Names (usually one).
     pub names: Vec<String>,
-}
-
-/// Singular metrics have this instance domain and this instance.
-pub const INDOM_NULL: u32 = 0xffff_ffff;
-
-/// PM_SEM_COUNTER.
-pub const SEM_COUNTER: i32 = 1;
-
-impl Desc {
-    /// The PMID's domain (2 = pmcd, 60 = linux…).
-    pub fn domain(&self) -> u32 {
-        (self.pmid >> 22) & 0x1ff
-    }
-}
-
-/// Dotted form of a PMID (`60.2.0`).
-pub fn pmid_str(pmid: u32) -> String {
-    format!(
-        "{}.{}.{}",
-        (pmid >> 22) & 0x1ff,
-        (pmid >> 10) & 0xfff,
-        pmid & 0x3ff
-    )
-}
-
-/// Dotted form of an instance domain (`60.3`).
-pub fn indom_str(indom: u32) -> String {
-    if indom == INDOM_NULL {
-        "PM_INDOM_NULL".into()
-    } else {
-        format!("{}.{}", (indom >> 22) & 0x1ff, indom & 0x3f_ffff)
-    }
 }
 
 /// The pmUnits fields: (dimSpace, dimTime, dimCount, scaleSpace,
@@ -81,7 +51,7 @@ pub struct Indom {
     /// From when it holds.
     pub time: Stamp,
     /// The instance domain.
-    pub indom: u32,
+    pub indom: InDom,
     /// A v3 delta: instances not listed carry over.
     pub delta: bool,
     /// (instance, name); `None` = removed (deltas only).
@@ -113,7 +83,7 @@ pub enum MetaRecord {
     /// TYPE_TEXT: kind, ident, text.
     Text(u32, u32, String),
     /// A type this reader does not know (kept going: newer PCP).
-    Unknown(u32),
+    Unknown(MetaType),
 }
 
 /// Reads a `.meta` file.
@@ -197,76 +167,19 @@ impl<R: Read> MetaReader<R> {
     }
 }
 
-/// A cursor over one record, with bounds-checked reads.
-struct Cur<'a> {
-    b: &'a [u8],
-    at: usize,
-    end: usize,
-}
-
-impl Cur<'_> {
-    fn u32(&mut self, what: &str) -> std::result::Result<u32, String> {
-        if self.at + 4 > self.end {
-            return Err(format!("record ends inside {what} (offset {})", self.at));
-        }
-        let v = be32(self.b, self.at).ok_or_else(|| format!("record ends inside {what}"))?;
-        self.at += 4;
-        Ok(v)
-    }
-
-    fn bytes(&mut self, n: usize, what: &str) -> std::result::Result<&[u8], String> {
-        if n > self.end.saturating_sub(self.at) {
-            return Err(format!(
-                "{what} of {n} bytes does not fit in the record (offset {})",
-                self.at
-            ));
-        }
-        let s = self.b.get(self.at..self.at + n).unwrap_or_default();
-        self.at += n;
-        Ok(s)
-    }
-
-    fn stamp(&mut self, version: u8) -> std::result::Result<Stamp, String> {
-        let n = stamp_len(version);
-        if self.at + n > self.end {
-            return Err("record ends inside its timestamp".into());
-        }
-        let s = stamp(self.b, self.at, version).ok_or("timestamp out of range")?;
-        self.at += n;
-        Ok(s)
-    }
-
-    /// A count that must fit in the rest of the record at `each` bytes.
-    fn count(&mut self, each: usize, what: &str) -> std::result::Result<usize, String> {
-        let n = self.u32(what)? as i32;
-        if n < 0 {
-            return Err(format!("{what} {n} is negative"));
-        }
-        let n = n as usize;
-        if n.saturating_mul(each) > self.end.saturating_sub(self.at) {
-            return Err(format!("{what} {n} does not fit in the record"));
-        }
-        Ok(n)
-    }
-}
-
 fn parse(b: &[u8], version: u8) -> std::result::Result<MetaRecord, String> {
-    let mut c = Cur {
-        b,
-        at: 4,
-        end: b.len().saturating_sub(4),
-    };
-    let ty = c.u32("the record type")?;
+    let mut c = Cursor::new(b, 4, b.len().saturating_sub(4));
+    let ty = MetaType(c.u32("the record type")?);
     match ty {
-        1 => {
-            let pmid = c.u32("the PMID")?;
-            let dty = c.u32("the data type")? as i32;
-            let indom = c.u32("the instance domain")?;
-            let sem = c.u32("the semantics")? as i32;
+        MetaType::DESC => {
+            let pmid = Pmid(c.u32("the PMID")?);
+            let dty = PmType(c.i32("the data type")?);
+            let indom = InDom(c.u32("the instance domain")?);
+            let sem = Semantics(c.i32("the semantics")?);
             let units = c.u32("the units")?;
             let mut names = Vec::new();
             // The number of names is absent when there are none.
-            if c.at < c.end {
+            if c.left() > 0 {
                 let n = c.count(4, "number of names")?;
                 for _ in 0..n {
                     let len = c.u32("a name length")? as usize;
@@ -283,22 +196,23 @@ fn parse(b: &[u8], version: u8) -> std::result::Result<MetaRecord, String> {
                 names,
             }))
         }
-        2 | 5 | 6 => {
+        MetaType::INDOM_V2 | MetaType::INDOM | MetaType::INDOM_DELTA => {
+            let delta = ty == MetaType::INDOM_DELTA;
             let time = c.stamp(version)?;
-            let indom = c.u32("the instance domain")?;
+            let indom = InDom(c.u32("the instance domain")?);
             let n = c.count(8, "number of instances")?;
             let mut insts = Vec::with_capacity(n);
             for _ in 0..n {
-                insts.push(c.u32("an instance")? as i32);
+                insts.push(c.i32("an instance")?);
             }
             let mut idx = Vec::with_capacity(n);
             for _ in 0..n {
-                idx.push(c.u32("a string index")? as i32);
+                idx.push(c.i32("a string index")?);
             }
-            let table = c.bytes(c.end - c.at, "the name table")?;
+            let table = c.bytes(c.left(), "the name table")?;
             let mut instances = Vec::with_capacity(n);
             for (inst, off) in insts.into_iter().zip(idx) {
-                if off == -1 && ty == 6 {
+                if off == -1 && delta {
                     instances.push((inst, None));
                     continue;
                 }
@@ -318,11 +232,11 @@ fn parse(b: &[u8], version: u8) -> std::result::Result<MetaRecord, String> {
             Ok(MetaRecord::Indom(Indom {
                 time,
                 indom,
-                delta: ty == 6,
+                delta,
                 instances,
             }))
         }
-        3 | 7 => {
+        MetaType::LABEL_V2 | MetaType::LABEL => {
             let time = c.stamp(version)?;
             let lty = c.u32("the label type")?;
             let ident = c.u32("the label ident")?;
@@ -332,7 +246,7 @@ fn parse(b: &[u8], version: u8) -> std::result::Result<MetaRecord, String> {
                 let inst = c.u32("a label instance")?;
                 let jlen = c.u32("a JSON length")? as usize;
                 let json = String::from_utf8_lossy(c.bytes(jlen, "label JSON")?).into_owned();
-                let nl = c.u32("a label count")? as i32;
+                let nl = c.i32("a label count")?;
                 if nl > 0 {
                     c.bytes(nl as usize * 8, "label entries")?;
                 }
@@ -345,12 +259,10 @@ fn parse(b: &[u8], version: u8) -> std::result::Result<MetaRecord, String> {
                 sets,
             }))
         }
-        4 => {
+        MetaType::TEXT => {
             let kind = c.u32("the text kind")?;
             let ident = c.u32("the text ident")?;
-            let rest = c.bytes(c.end - c.at, "the text")?;
-            let end = rest.iter().position(|&x| x == 0).unwrap_or(rest.len());
-            let text = String::from_utf8_lossy(rest.get(..end).unwrap_or_default()).into_owned();
+            let text = c.text("the text")?;
             Ok(MetaRecord::Text(kind, ident, text))
         }
         other => Ok(MetaRecord::Unknown(other)),
@@ -364,7 +276,7 @@ type InstanceSet = std::collections::BTreeMap<i32, String>;
 /// each record's time on (deltas applied to the set before them).
 #[derive(Debug, Clone, Default)]
 pub struct IndomHistory {
-    sets: std::collections::HashMap<u32, Vec<(Stamp, InstanceSet)>>,
+    sets: std::collections::HashMap<InDom, Vec<(Stamp, InstanceSet)>>,
 }
 
 impl IndomHistory {
@@ -395,13 +307,13 @@ impl IndomHistory {
     }
 
     /// Whether the domain has any record.
-    pub fn knows(&self, indom: u32) -> bool {
+    pub fn knows(&self, indom: InDom) -> bool {
         self.sets.contains_key(&indom)
     }
 
     /// The name of `inst` of `indom` at `time`: from the latest record at
     /// or before it (the first record when `time` is earlier than all).
-    pub fn name_at(&self, indom: u32, inst: i32, time: Stamp) -> Option<&str> {
+    pub fn name_at(&self, indom: InDom, inst: i32, time: Stamp) -> Option<&str> {
         let list = self.sets.get(&indom)?;
         let pos = list.partition_point(|(t, _)| *t <= time);
         let (_, set) = list.get(pos.saturating_sub(1))?;
@@ -416,7 +328,7 @@ pub struct Metadata {
     /// The `.meta` label.
     pub label: Option<Label>,
     /// Descriptors by PMID.
-    pub descs: std::collections::HashMap<u32, Desc>,
+    pub descs: std::collections::HashMap<Pmid, Desc>,
     /// Instance names over time.
     pub indoms: IndomHistory,
     /// Label records (context labels carry `hostname`).
@@ -451,13 +363,12 @@ impl Metadata {
         }
         md.truncated = m.truncated();
         for (at, pmid, indom) in desc_at {
-            if indom != INDOM_NULL && !md.indoms.knows(indom) {
+            if indom != InDom::NULL && !md.indoms.knows(indom) {
                 return Err(Error::layout(
                     at,
                     format!(
                         "metric {} names instance domain {} that no record of this file defines",
-                        pmid_str(pmid),
-                        indom_str(indom)
+                        pmid, indom
                     ),
                 ));
             }

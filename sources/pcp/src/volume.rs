@@ -1,7 +1,9 @@
 //! Data volumes: one pmResult per record.
 
+use crate::bytes::{Cursor, Res};
+use crate::codes::{PmType, Pmid, ValueFormat};
 use crate::frame::{Framed, Next};
-use crate::{be32, be64, stamp, stamp_len, Error, Label, Result, Stamp};
+use crate::{Error, Label, Result, Stamp};
 use std::io::Read;
 
 /// One value as stored.
@@ -20,14 +22,14 @@ pub enum Value {
     /// PM_TYPE_STRING.
     Str(String),
     /// A value block of another type (aggregate, event…), skipped.
-    Skipped(u8),
+    Skipped(PmType),
 }
 
 /// The values of one metric in one record.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ValueSet {
     /// The metric.
-    pub pmid: u32,
+    pub pmid: Pmid,
     /// Number of values, or a PCP error code when negative.
     pub numval: i32,
     /// (instance, value); instance `-1` for singular metrics.
@@ -94,23 +96,12 @@ impl<R: Read> VolumeReader<R> {
     }
 }
 
-fn parse(b: &[u8], version: u8, rec: &mut ResultRecord) -> std::result::Result<(), String> {
+fn parse(b: &[u8], version: u8, rec: &mut ResultRecord) -> Res<()> {
     let end = b.len().saturating_sub(4);
-    let n = stamp_len(version);
-    if 4 + n + 4 > end {
-        return Err("record too short for a timestamp and a metric count".into());
-    }
-    rec.time = stamp(b, 4, version).ok_or("timestamp out of range")?;
-    let mut at = 4 + n;
-    let word = |at: usize| -> std::result::Result<u32, String> {
-        if at + 4 > end {
-            return Err(format!("record ends inside a value set (offset {at})"));
-        }
-        be32(b, at).ok_or_else(|| "record ends inside a value set".to_string())
-    };
-    let numpmid = word(at)? as i32;
-    at += 4;
-    if numpmid < 0 || numpmid as usize > (end - at) / 8 {
+    let mut c = Cursor::new(b, 4, end);
+    rec.time = c.stamp(version)?;
+    let numpmid = c.i32("the number of metrics")?;
+    if numpmid < 0 || numpmid as usize > c.left() / 8 {
         return Err(format!(
             "number of metrics {numpmid} does not fit in the record"
         ));
@@ -124,31 +115,30 @@ fn parse(b: &[u8], version: u8, rec: &mut ResultRecord) -> std::result::Result<(
     }
     for set in rec.sets.iter_mut() {
         set.values.clear();
-        set.pmid = word(at)?;
-        set.numval = word(at + 4)? as i32;
-        at += 8;
+        set.pmid = Pmid(c.u32("a value set")?);
+        set.numval = c.i32("a value set")?;
         if set.numval <= 0 {
             continue;
         }
-        let valfmt = word(at)?;
-        at += 4;
+        let valfmt = ValueFormat(c.u32("a value set")?);
         let nv = set.numval as usize;
-        if nv > (end - at) / 8 {
+        if nv > c.left() / 8 {
             return Err(format!(
                 "metric {}: {nv} values do not fit in the record",
-                crate::meta::pmid_str(set.pmid)
+                set.pmid
             ));
         }
         for _ in 0..nv {
-            let inst = word(at)? as i32;
-            let v = word(at + 4)?;
-            at += 8;
+            // (instance, value word): one read of both.
+            let pair = c.u64("a value set")?;
+            let (inst, v) = ((pair >> 32) as i32, pair as u32);
             let value = match valfmt {
-                0 => Value::Insitu(v),
-                1 | 2 => block(b, end, v)?,
+                ValueFormat::INSITU => Value::Insitu(v),
+                ValueFormat::DPTR | ValueFormat::SPTR => block(b, end, v)?,
                 f => {
                     return Err(format!(
-                        "value format {f}, expected 0 (in situ), 1 or 2 (block)"
+                        "value format {}, expected 0 (in situ), 1 or 2 (block)",
+                        f.0
                     ))
                 }
             };
@@ -160,51 +150,29 @@ fn parse(b: &[u8], version: u8, rec: &mut ResultRecord) -> std::result::Result<(
 
 /// The value block that `ptr` designates (fact sheet §5: byte offset
 /// `4·ptr − 8` from the record's first length word).
-fn block(b: &[u8], end: usize, ptr: u32) -> std::result::Result<Value, String> {
+fn block(b: &[u8], end: usize, ptr: u32) -> Res<Value> {
     let off = (u64::from(ptr) * 4)
         .checked_sub(8)
         .filter(|&o| o >= 8 && o + 4 <= end as u64)
         .ok_or_else(|| format!("value block pointer {ptr} points outside the record"))?
         as usize;
-    let h = be32(b, off).unwrap_or(0);
-    let (vtype, vlen) = ((h >> 24) as u8, (h & 0xff_ffff) as usize);
+    let mut c = Cursor::new(b, off, end);
+    let h = c.u32("a value block header")?;
+    let (vtype, vlen) = (PmType((h >> 24) as i32), (h & 0xff_ffff) as usize);
     if vlen < 4 || off + vlen > end {
         return Err(format!(
             "value block at offset {off}: length {vlen} does not fit in the record"
         ));
     }
-    let p = b.get(off + 4..off + vlen).unwrap_or_default();
-    let need = |n: usize| -> std::result::Result<(), String> {
-        if p.len() < n {
-            Err(format!(
-                "value block at offset {off}: type {vtype} needs {n} bytes, it has {}",
-                p.len()
-            ))
-        } else {
-            Ok(())
-        }
-    };
+    // The payload: the rest of the block.
+    c.shorten(off + vlen);
+    let what = "a value block";
     Ok(match vtype {
-        2 => {
-            need(8)?;
-            Value::I64(be64(p, 0).unwrap_or(0) as i64)
-        }
-        3 => {
-            need(8)?;
-            Value::U64(be64(p, 0).unwrap_or(0))
-        }
-        4 => {
-            need(4)?;
-            Value::F32(f32::from_bits(be32(p, 0).unwrap_or(0)))
-        }
-        5 => {
-            need(8)?;
-            Value::F64(f64::from_bits(be64(p, 0).unwrap_or(0)))
-        }
-        6 => {
-            let s = p.iter().position(|&c| c == 0).unwrap_or(p.len());
-            Value::Str(String::from_utf8_lossy(p.get(..s).unwrap_or_default()).into_owned())
-        }
+        PmType::I64 => Value::I64(c.u64(what)? as i64),
+        PmType::U64 => Value::U64(c.u64(what)?),
+        PmType::FLOAT => Value::F32(f32::from_bits(c.u32(what)?)),
+        PmType::DOUBLE => Value::F64(f64::from_bits(c.u64(what)?)),
+        PmType::STRING => Value::Str(c.text(what)?),
         t => Value::Skipped(t),
     })
 }

@@ -24,15 +24,15 @@ use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
 use crate::timeline::Clock;
 pub use config::PcpConfig;
-use integrador_pcp::meta::{units_fields, Desc, Metadata, INDOM_NULL, SEM_COUNTER};
+use integrador_pcp::meta::{units_fields, Desc, Metadata};
 use integrador_pcp::{archive, Archive, ResultRecord, Value, VolumeReader};
-use std::collections::HashMap;
+use integrador_pcp::{InDom, PmType, Pmid, Semantics};
+// foldhash: every value of every record looks up its series (SipHash was
+// 10% of a PCP run); the seed is random per run, like std's.
+use foldhash::{HashMap, HashMapExt};
 use std::io::Read;
 use std::path::PathBuf;
 use std::rc::Rc;
-
-/// PM_TYPE_STRING.
-const TYPE_STRING: i32 = 6;
 
 /// A sample as stored: integers kept exact for counter deltas.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -44,7 +44,7 @@ enum Num {
 impl Num {
     fn of(v: &Value, desc: &Desc) -> Option<Num> {
         Some(match *v {
-            Value::Insitu(x) if desc.ty == 0 => Num::Int(i128::from(x as i32)),
+            Value::Insitu(x) if desc.ty == PmType::I32 => Num::Int(i128::from(x as i32)),
             Value::Insitu(x) => Num::Int(i128::from(x)),
             Value::I64(x) => Num::Int(i128::from(x)),
             Value::U64(x) => Num::Int(i128::from(x)),
@@ -134,7 +134,7 @@ pub struct PcpSource {
     md: Metadata,
     /// The descriptors, shared so that a record's loop holds one without
     /// copying its names.
-    descs: HashMap<u32, Rc<Desc>>,
+    descs: HashMap<Pmid, Rc<Desc>>,
     volume: usize,
     reader: Option<VolumeReader<Box<dyn Read>>>,
     rec: ResultRecord,
@@ -142,7 +142,7 @@ pub struct PcpSource {
     machine_ty: TypeId,
     config: Arc<PcpConfig>,
     raw: bool,
-    vars: HashMap<(u32, i32), Option<Var>>,
+    vars: HashMap<(Pmid, i32), Option<Var>>,
     /// Offset of the record in the whole archive, for the reorder window.
     pos_base: u64,
     marks: u64,
@@ -252,7 +252,7 @@ impl PcpSource {
         let key = (desc.pmid, inst);
         if !self.vars.contains_key(&key) {
             // The instance's name at its first sample names the variable.
-            let instance = (desc.indom != INDOM_NULL).then(|| {
+            let instance = (desc.indom != InDom::NULL).then(|| {
                 self.md
                     .indoms
                     .name_at(desc.indom, inst, time)
@@ -263,10 +263,11 @@ impl PcpSource {
                 .names
                 .first()
                 .cloned()
-                .unwrap_or_else(|| integrador_pcp::meta::pmid_str(desc.pmid));
-            let wanted = (self.config.pmcd || desc.domain() != 2) && self.config.selects(&name);
+                .unwrap_or_else(|| desc.pmid.to_string());
+            let wanted =
+                (self.config.pmcd || desc.pmid.domain() != 2) && self.config.selects(&name);
             let v = wanted.then(|| {
-                let counter = desc.sem == SEM_COUNTER && !self.raw;
+                let counter = desc.sem == Semantics::COUNTER && !self.raw;
                 let [_, dt, _, _, st, _] = units_fields(desc.units);
                 let time_unit_ns = if dt == 1 {
                     [
@@ -442,7 +443,7 @@ impl Converter for PcpSource {
                 self.no_values += 1;
                 continue;
             }
-            if desc.ty == TYPE_STRING {
+            if desc.ty == PmType::STRING {
                 self.strings += set.values.len() as u64;
                 continue;
             }
