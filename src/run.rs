@@ -87,9 +87,7 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
         sources: Vec::new(),
         boot_relative: Vec::new(),
     };
-    for kind in &mut kinds {
-        kind.open(&mut cx)?;
-    }
+    crate::convert::open_all(&mut kinds, &mut cx)?;
     let OpenCx {
         sources,
         mut boot_relative,

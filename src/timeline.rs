@@ -47,7 +47,9 @@ impl Clock {
 pub struct Lane(u32);
 
 struct LaneState {
-    /// Wall clock = local time + offset (ns).
+    /// Wall clock = local.map(local time) + offset (ns): `local` is the
+    /// identity but for a trace placed by two markers (its drift).
+    local: ClockMap,
     offset: i64,
     clock: ClockMap,
     /// Latest local time pushed (independent lanes), and where.
@@ -65,7 +67,8 @@ struct LaneState {
 
 impl LaneState {
     fn map(&self, local: i64) -> i64 {
-        self.clock.map(local.saturating_add(self.offset))
+        self.clock
+            .map(self.local.map(local).saturating_add(self.offset))
     }
 }
 
@@ -82,8 +85,9 @@ pub struct Timeline {
     unit: &'static str,
     independent: bool,
     lanes: Vec<LaneState>,
-    /// Shared lanes: per distinct clock, the smallest offset of its lanes.
-    groups: Vec<(ClockMap, i64)>,
+    /// Shared lanes: per distinct (local map, clock), the smallest offset
+    /// of its lanes.
+    groups: Vec<((ClockMap, ClockMap), i64)>,
     /// Shared lanes: the latest source time pushed, and where.
     max: i64,
     max_pos: u64,
@@ -152,8 +156,37 @@ impl Timeline {
 
     /// Declares a lane: wall clock = local + `offset`, corrected by `clock`.
     pub fn lane(&mut self, offset: i64, clock: Clock) -> Lane {
+        self.lane_of(ClockMap::Identity, offset, clock)
+    }
+
+    /// Declares a lane placed on the wall clock by two points (local,
+    /// wall) (`first` before `last` on both clocks: a trace's two
+    /// markers), the drift between them corrected as docs/formats.md §1
+    /// does for sync lines; `None` when the points cannot make a line.
+    pub fn drifting_lane(
+        &mut self,
+        first: (i64, i64),
+        last: (i64, i64),
+        clock: Clock,
+    ) -> Option<Lane> {
+        let den = i128::from(last.0) - i128::from(first.0);
+        let num = i128::from(last.1) - i128::from(first.1);
+        if den <= 0 || num <= 0 {
+            return None;
+        }
+        let local = ClockMap::Linear {
+            lo: first.0,
+            lo_ref: first.1,
+            num,
+            den,
+        };
+        Some(self.lane_of(local, 0, clock))
+    }
+
+    fn lane_of(&mut self, local: ClockMap, offset: i64, clock: Clock) -> Lane {
         let id = self.lanes.len() as u32;
         self.lanes.push(LaneState {
+            local,
             offset,
             clock: clock.0,
             max: i64::MIN,
@@ -166,9 +199,10 @@ impl Timeline {
         if self.independent {
             self.floors.push(i64::MIN, id);
         } else {
-            match self.groups.iter_mut().find(|(c, _)| *c == clock.0) {
+            let key = (local, clock.0);
+            match self.groups.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, min)) => *min = (*min).min(offset),
-                None => self.groups.push((clock.0, offset)),
+                None => self.groups.push((key, offset)),
             }
         }
         Lane(id)
@@ -281,7 +315,7 @@ impl Timeline {
             return self
                 .groups
                 .iter()
-                .map(|(c, off)| c.map(floor.saturating_add(*off)))
+                .map(|((local, c), off)| c.map(local.map(floor).saturating_add(*off)))
                 .min()
                 .unwrap_or(i64::MAX);
         }
@@ -448,6 +482,19 @@ mod tests {
         assert_eq!(t.pop_ready().map(|(t, o)| (t, index(&o))), Some((10, 0)));
         assert_eq!(t.pop_ready().map(|(t, o)| (t, index(&o))), Some((10, 1)));
         assert!(t.pop_ready().is_none());
+    }
+
+    #[test]
+    fn two_points_correct_the_drift_between_them() {
+        let mut t = Timeline::lanes(0, SourceStats::default());
+        // 1000 ns of trace time are 1001 ns of wall time.
+        let lane = t
+            .drifting_lane((0, 5_000), (1_000_000, 1_001_000 + 5_000), Clock::IDENTITY)
+            .unwrap();
+        assert_eq!(t.map(lane, 0), 5_000);
+        assert_eq!(t.map(lane, 500_000), 505_500);
+        assert_eq!(t.map(lane, 1_000_000), 1_006_000);
+        assert!(t.drifting_lane((10, 0), (10, 5), Clock::IDENTITY).is_none());
     }
 
     proptest::proptest! {

@@ -45,12 +45,16 @@ fuzz_target!(|data: &[u8]| {
     if option == "os" {
         args.extend(["--boot-epoch".into(), "1795264448".into()]);
     }
-    use clap::Parser;
-    let Ok(cli) = integrador::cli::Cli::try_parse_from(args) else {
+    let mut kinds = integrador::convert::kinds();
+    let line = integrador::cli::CommandLine::new(&kinds);
+    let Ok((cli, m)) = line.parse(args.into_iter().map(Into::into).collect()) else {
         return;
     };
     let Ok(cfg) = cli.resolve() else { return };
-    if integrador::run::integrate(&cfg).is_ok() {
+    if integrador::cli::take_sources(&mut kinds, &m).is_err() {
+        return;
+    }
+    if integrador::run::integrate(&cfg, kinds).is_ok() {
         let Ok(trace) = std::fs::read(&out) else {
             panic!("exit 0 without an output");
         };

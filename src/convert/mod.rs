@@ -42,6 +42,11 @@ pub trait SourceKind {
     /// The files its options name, which must exist, with their option
     /// (archive base names, which are no files, are checked by `list`).
     fn named_files(&self) -> Vec<Named>;
+    /// Whether it opens after the other kinds (to take a host they name);
+    /// its sources keep its place in the table's order.
+    fn opens_last(&self) -> bool {
+        false
+    }
     /// Lists the files it will read (a directory's files, an archive's
     /// volumes), keeping what it needs to open them.
     fn list(&mut self) -> Result<Vec<PathBuf>>;
@@ -163,6 +168,23 @@ pub fn configure(
         named.extend(kind.configure(&hierarchy.text())?);
     }
     Ok(named)
+}
+
+/// Opens every kind, those that open last after the others; the sources
+/// stay in the table's order (the merge's tie order).
+pub fn open_all(kinds: &mut [Box<dyn SourceKind>], cx: &mut OpenCx<'_>) -> Result<()> {
+    let mut opened: Vec<Vec<Box<dyn EventSource>>> = kinds.iter().map(|_| Vec::new()).collect();
+    let first = (0..kinds.len()).filter(|&i| !kinds[i].opens_last());
+    let last = (0..kinds.len()).filter(|&i| kinds[i].opens_last());
+    let order: Vec<usize> = first.chain(last).collect();
+    for i in order {
+        if let (Some(kind), Some(slot)) = (kinds.get_mut(i), opened.get_mut(i)) {
+            kind.open(cx)?;
+            *slot = std::mem::take(&mut cx.sources);
+        }
+    }
+    cx.sources = opened.into_iter().flatten().collect();
+    Ok(())
 }
 
 /// The start of a file, for content detection (kept for its reader when

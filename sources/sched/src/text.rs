@@ -65,6 +65,9 @@ pub struct Event {
     pub comm: String,
     /// The context task's pid (perf: tid).
     pub pid: i32,
+    /// Its thread-group id (the pid of its process), when the trace has
+    /// it: ftrace's TGID column (`options/record-tgid`), perf's `pid/tid`.
+    pub tgid: Option<i32>,
     /// CPU.
     pub cpu: u32,
     /// Time in ns on the trace clock.
@@ -128,12 +131,18 @@ fn ts_ns(t: &str) -> Option<i64> {
 
 /// The value after `key` up to the next anchor (or the end).
 fn between<'a>(s: &'a str, key: &str, until: Option<&str>) -> Option<&'a str> {
-    let i = s.find(key)? + key.len();
+    let i = find(s, key)? + key.len();
     let rest = s.get(i..)?;
     Some(match until {
-        Some(u) => rest.get(..rest.find(u)?)?,
+        Some(u) => rest.get(..find(rest, u)?)?,
         None => rest,
     })
+}
+
+/// `s.find(needle)` through memchr's memmem (std's two-way searcher was
+/// a sixth of a kernel trace's time, set up anew for every field).
+fn find(s: &str, needle: &str) -> Option<usize> {
+    memchr::memmem::find(s.as_bytes(), needle.as_bytes())
 }
 
 fn num(s: &str) -> Option<i32> {
@@ -229,30 +238,40 @@ impl<R: BufRead> TextReader<R> {
         }
     }
 
-    /// The next event; `Ok(None)` at the end.
-    pub fn next_event(&mut self) -> Result<Option<Event>, TextError> {
-        loop {
-            let line = self.line + 1;
-            let mut raw = std::mem::take(&mut self.buf).into_bytes();
-            let end =
-                integrador_lines::read_line(&mut self.reader, &mut raw, integrador_lines::MAX_LINE)
-                    .map_err(|e| TextError {
-                        line,
-                        what: e.to_string(),
-                    })?;
-            self.buf = String::from_utf8(raw).map_err(|_| TextError {
-                line,
-                what: "line is not valid UTF-8".into(),
-            })?;
-            match end {
-                None => return Ok(None),
-                Some(integrador_lines::End::Eof) => {
-                    self.cut = Some(line);
-                    return Ok(None);
-                }
-                Some(integrador_lines::End::Newline) => {}
+    /// Reads the next line into the buffer: `Ok(false)` at the end.
+    fn read(&mut self) -> Result<bool, TextError> {
+        let line = self.line + 1;
+        let mut raw = std::mem::take(&mut self.buf).into_bytes();
+        let end =
+            integrador_lines::read_line(&mut self.reader, &mut raw, integrador_lines::MAX_LINE)
+                .map_err(|e| TextError {
+                    line,
+                    what: e.to_string(),
+                })?;
+        self.buf = String::from_utf8(raw).map_err(|_| TextError {
+            line,
+            what: "line is not valid UTF-8".into(),
+        })?;
+        match end {
+            None => Ok(false),
+            Some(integrador_lines::End::Eof) => {
+                self.cut = Some(line);
+                Ok(false)
             }
-            self.line = line;
+            Some(integrador_lines::End::Newline) => {
+                self.line = line;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Reads lines up to the next event line; `Ok(None)` at the end.
+    /// Comments, lost-event markers and perf call-chain frames are passed.
+    fn next_line(&mut self) -> Result<Option<(u64, Head<'_>)>, TextError> {
+        loop {
+            if !self.read()? {
+                return Ok(None);
+            }
             let l = self.buf.trim_end();
             let t = l.trim_start();
             if t.is_empty()
@@ -266,89 +285,169 @@ impl<R: BufRead> TextReader<R> {
                 self.lost.push(lost);
                 continue;
             }
-            // perf callchain frames: an indented hex address.
-            if self.format == Format::Perf
-                && l.starts_with(char::is_whitespace)
-                && t.split_whitespace()
-                    .next()
-                    .is_some_and(|w| w.chars().all(|c| c.is_ascii_hexdigit()))
-            {
+            if self.format == Format::Perf && perf_frame(t) {
                 continue;
             }
-            let line = self.line;
-            let bad = |what: &str| TextError {
-                line,
-                what: format!("{what}: `{}`", t.chars().take(120).collect::<String>()),
-            };
-            // The `[cpu]` column anchors the context.
-            let Some((open, close)) = cpu_column(l) else {
-                return Err(bad("no `[cpu]` column where a trace line has one"));
-            };
-            let cpu: u32 = l
-                .get(open + 1..close)
-                .and_then(|c| c.parse().ok())
-                .ok_or_else(|| bad("bad CPU number"))?;
-            let ctx = l.get(..open).unwrap_or_default().trim_end();
-            let (comm, pid) = match self.format {
-                Format::Perf => {
-                    let (c, p) = ctx
-                        .rsplit_once(char::is_whitespace)
-                        .ok_or_else(|| bad("no tid before the CPU"))?;
-                    // `pid/tid` with -F +pid: the tid is the task.
-                    let tid = p.rsplit('/').next().unwrap_or(p);
-                    (
-                        c.trim().to_string(),
-                        tid.parse().map_err(|_| bad("bad tid"))?,
-                    )
-                }
-                _ => {
-                    // An optional `(tgid)` column precedes the CPU.
-                    let ctx = match ctx.rfind(" (") {
-                        Some(i) if ctx.ends_with(')') => ctx.get(..i).unwrap_or(ctx).trim_end(),
-                        _ => ctx,
-                    };
-                    let (c, p) = ctx
-                        .rsplit_once('-')
-                        .ok_or_else(|| bad("no `comm-pid` before the CPU"))?;
-                    (
-                        c.trim().to_string(),
-                        p.trim().parse().map_err(|_| bad("bad pid"))?,
-                    )
-                }
-            };
-            let rest = l.get(close + 1..).unwrap_or_default().trim_start();
-            // Optional flags column, then `<time>:`.
-            let mut words = rest.splitn(2, ' ');
-            let first = words.next().unwrap_or_default();
-            let rest = if first.ends_with(':') {
-                rest
-            } else {
-                words.next().unwrap_or_default().trim_start()
-            };
-            let (time, rest) = rest.split_once(": ").ok_or_else(|| bad("no `<time>:`"))?;
-            let ts_ns = ts_ns(time).ok_or_else(|| bad("time is not `<seconds>.<fraction>`"))?;
-            let (event, payload) = rest
-                .trim_start()
-                .split_once(':')
-                .ok_or_else(|| bad("no `<event>:`"))?;
-            // perf names events `sched:sched_switch`.
-            let (event, payload) = match (self.format, payload.split_once(':')) {
-                (Format::Perf, Some((name, p))) if !name.contains(' ') => (name, p),
-                _ => (event, payload),
-            };
-            let payload = payload.strip_prefix(' ').unwrap_or(payload).trim_start();
-            let kind = payload_kind(event.trim(), payload)
-                .ok_or_else(|| bad(&format!("{} payload does not parse", event.trim())))?;
-            return Ok(Some(Event {
-                line,
-                comm,
-                pid,
-                cpu,
-                ts_ns,
-                kind,
-            }));
+            break;
         }
+        let line = self.line;
+        let l = self.buf.trim_end();
+        head(l, self.format)
+            .map(|h| Some((line, h)))
+            .map_err(|what| TextError {
+                line,
+                what: format!(
+                    "{what}: `{}`",
+                    l.trim_start().chars().take(120).collect::<String>()
+                ),
+            })
     }
+
+    /// The next event line's context and event, borrowed from the line
+    /// (a pass that wants only who ran, not what happened, allocates
+    /// nothing); `Ok(None)` at the end.
+    pub fn next_head(&mut self) -> Result<Option<(u64, Head<'_>)>, TextError> {
+        self.next_line()
+    }
+
+    /// The next event; `Ok(None)` at the end.
+    pub fn next_event(&mut self) -> Result<Option<Event>, TextError> {
+        let Some((line, h)) = self.next_line()? else {
+            return Ok(None);
+        };
+        let (comm, pid, tgid, cpu, ts_ns) = (h.comm.to_string(), h.pid, h.tgid, h.cpu, h.ts_ns);
+        let kind = payload_kind(h.event, h.payload).ok_or_else(|| TextError {
+            line,
+            what: format!(
+                "{} payload does not parse: `{}`",
+                h.event,
+                h.text.trim_start().chars().take(120).collect::<String>()
+            ),
+        })?;
+        Ok(Some(Event {
+            line,
+            comm,
+            pid,
+            tgid,
+            cpu,
+            ts_ns,
+            kind,
+        }))
+    }
+}
+
+/// An event line's context and event, borrowed from the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head<'a> {
+    /// The context task's comm.
+    pub comm: &'a str,
+    /// Its pid (perf: tid).
+    pub pid: i32,
+    /// Its thread group, when the trace has it.
+    pub tgid: Option<i32>,
+    /// CPU.
+    pub cpu: u32,
+    /// Time in ns on the trace clock.
+    pub ts_ns: i64,
+    /// The event's name (`sched_switch`).
+    pub event: &'a str,
+    /// Its payload text.
+    pub payload: &'a str,
+    /// The whole line, for messages.
+    pub text: &'a str,
+}
+
+/// Splits an event line (trailing space removed) into its context and
+/// event; the error says what is missing.
+fn head(l: &str, format: Format) -> Result<Head<'_>, String> {
+    // The `[cpu]` column anchors the context.
+    let Some((open, close)) = cpu_column(l) else {
+        return Err("no `[cpu]` column where a trace line has one".into());
+    };
+    let cpu: u32 = l
+        .get(open + 1..close)
+        .and_then(|c| c.parse().ok())
+        .ok_or("bad CPU number")?;
+    let ctx = l.get(..open).unwrap_or_default().trim_end();
+    let (comm, pid, tgid) = match format {
+        Format::Perf => {
+            let (c, p) = ctx
+                .rsplit_once(char::is_whitespace)
+                .ok_or("no tid before the CPU")?;
+            // `pid/tid` with -F +pid: the tid is the task, the pid its
+            // process.
+            let (pid, tid) = match p.split_once('/') {
+                Some((pid, tid)) => (pid.parse().ok(), tid),
+                None => (None, p),
+            };
+            (c.trim(), tid.parse().map_err(|_| "bad tid")?, pid)
+        }
+        _ => {
+            // An optional `(tgid)` column precedes the CPU; `(-------)`
+            // for the idle task.
+            let paren = memchr::memrchr(b'(', ctx.as_bytes())
+                .filter(|&i| i > 0 && ctx.as_bytes().get(i - 1) == Some(&b' '))
+                .map(|i| i - 1);
+            let (ctx, tgid) = match paren {
+                Some(i) if ctx.ends_with(')') => (
+                    ctx.get(..i).unwrap_or(ctx).trim_end(),
+                    ctx.get(i + 2..ctx.len() - 1)
+                        .and_then(|g| g.trim().parse::<i32>().ok()),
+                ),
+                _ => (ctx, None),
+            };
+            let (c, p) = ctx.rsplit_once('-').ok_or("no `comm-pid` before the CPU")?;
+            (c.trim(), p.trim().parse().map_err(|_| "bad pid")?, tgid)
+        }
+    };
+    let rest = l.get(close + 1..).unwrap_or_default().trim_start();
+    // Optional flags column, then `<time>:`.
+    let mut words = rest.splitn(2, ' ');
+    let first = words.next().unwrap_or_default();
+    let rest = if first.ends_with(':') {
+        rest
+    } else {
+        words.next().unwrap_or_default().trim_start()
+    };
+    let colon = find(rest, ": ").ok_or("no `<time>:`")?;
+    let (time, rest) = (
+        rest.get(..colon).unwrap_or_default(),
+        rest.get(colon + 2..).unwrap_or_default(),
+    );
+    let ts_ns = ts_ns(time).ok_or("time is not `<seconds>.<fraction>`")?;
+    let (event, payload) = rest.trim_start().split_once(':').ok_or("no `<event>:`")?;
+    // perf names events `sched:sched_switch`.
+    let (event, payload) = match (format, payload.split_once(':')) {
+        (Format::Perf, Some((name, p))) if !name.contains(' ') => (name, p),
+        _ => (event, payload),
+    };
+    let payload = payload.strip_prefix(' ').unwrap_or(payload).trim_start();
+    Ok(Head {
+        comm,
+        pid,
+        tgid,
+        cpu,
+        ts_ns,
+        event: event.trim(),
+        payload,
+        text: l,
+    })
+}
+
+/// A perf call-chain line by its shape: an address, a symbol and the
+/// DSO in parentheses (`ffffffff8104f45a __schedule+0x2ea
+/// ([kernel.kallsyms])`), with no `[cpu]` column. The alphabet of the
+/// first word decides nothing: tasks are named `cc1`, `dd`, `bc`, `ed`.
+fn perf_frame(t: &str) -> bool {
+    let mut words = t.split_whitespace();
+    let address = words
+        .next()
+        .is_some_and(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_hexdigit()));
+    address
+        && words.next().is_some()
+        && t.ends_with(')')
+        && t.contains(" (")
+        && cpu_column(t).is_none()
 }
 
 /// The first `[digits]` column of a line: its bracket offsets.
@@ -376,4 +475,35 @@ fn lost_marker(t: &str) -> Option<(u32, u64)> {
         .take_while(char::is_ascii_digit)
         .collect();
     Some((cpu.trim().parse().ok()?, n.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tasks whose names are hex digits keep their events; call-chain
+    /// frames under an event are skipped by their shape.
+    #[test]
+    fn perf_tasks_with_hex_names_are_not_frames() {
+        let text = "\
+             cc1  4101 [000]  2740.161572: sched:sched_switch: prev_comm=cc1 prev_pid=4101 prev_prio=120 prev_state=S ==> next_comm=dd next_pid=4102 next_prio=120
+\tffffffff8104f45a __schedule+0x2ea ([kernel.kallsyms])
+\t    7f2a1c0e4a3d [unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)
+              dd  4102 [000]  2740.161601: sched:sched_switch: prev_comm=dd prev_pid=4102 prev_prio=120 prev_state=R ==> next_comm=bc next_pid=4103 next_prio=120
+              bc  4103 [000]  2740.161621: sched:sched_switch: prev_comm=bc prev_pid=4103 prev_prio=120 prev_state=S ==> next_comm=ed next_pid=4104 next_prio=120
+              ed  4104 [001]  2740.161633: sched:sched_waking: comm=cc1 pid=4101 prio=120 target_cpu=000
+";
+        let mut r = TextReader::new(text.as_bytes(), Format::Perf);
+        let mut comms = Vec::new();
+        while let Some(ev) = r.next_event().unwrap() {
+            comms.push(ev.comm);
+        }
+        assert_eq!(comms, ["cc1", "dd", "bc", "ed"]);
+        assert!(perf_frame(
+            "ffffffff8104f45a __schedule+0x2ea ([kernel.kallsyms])"
+        ));
+        assert!(!perf_frame(
+            "cc1  4101 [000]  2740.161572: sched:sched_switch: x (y)"
+        ));
+    }
 }

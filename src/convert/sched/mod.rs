@@ -1,0 +1,461 @@
+//! Kernel scheduler traces as today's tools print them (ftrace text,
+//! `trace-cmd report`, `perf script`) → one "OS state" row per task, like
+//! the thesis' `.os` row but richer: `running` on a CPU, `runnable` (woken
+//! or preempted, waiting for a CPU), `sleeping` (interruptible) or
+//! `blocked` (any other state left in, and switches the kernel did not
+//! record). Missing switches are reconstructed (`sched.md`).
+//!
+//! The trace clock counts from boot; an `integrador_epoch=` marker line
+//! (docs/formats.md §6), `--boot-epoch` or the hierarchy's `[os]
+//! boot_epoch` puts it on the wall clock.
+
+use super::os::OsConfig;
+use crate::error::{Error, Result};
+use crate::hierarchy::Role;
+use crate::model::{ContainerId, Op, TypeId, ValueId};
+use crate::order::MinQueue;
+use crate::registry::Registry;
+use crate::source::{Converted, Converter, SourceStats, Timeline};
+use crate::timeline::Clock;
+use integrador_sched::switches::{Change, Cpus, Switch};
+use integrador_sched::text::{kernel_state, Event, Kind, TextReader};
+use integrador_sched::Format;
+use std::collections::HashMap;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// How far behind the newest event the quietest CPU may hold the output:
+/// a CPU with no event for longer (offline, or one task running without a
+/// scheduler event) would otherwise keep the whole trace in memory.
+const MAX_LAG_NS: i64 = 5_000_000_000;
+
+mod kind;
+mod scan;
+
+pub use kind::KernelKind;
+use scan::{header_host, Scan, Task, MARKER};
+
+/// How a trace's clock is placed on the wall clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anchor {
+    /// From a marker line: offset (ns) = epoch − trace time.
+    Marker(i64),
+    /// From the first and last markers, (trace time, epoch) each: the
+    /// drift between them corrected (docs/formats.md §6).
+    Markers((i64, i64), (i64, i64)),
+    /// From `--boot-epoch` or the hierarchy: the epoch of trace time 0.
+    BootEpoch(i64),
+    /// None: times stay boot-relative.
+    None,
+}
+
+impl Anchor {
+    /// The anchor of a trace with `markers`, else `boot_epoch`.
+    pub(super) fn of(markers: &[(i64, i64)], boot_epoch: Option<i64>) -> Anchor {
+        match (markers.first(), markers.last()) {
+            (Some(&a), Some(&b)) if b.0 > a.0 && b.1 > a.1 => Anchor::Markers(a, b),
+            (Some(&(t, e)), _) => Anchor::Marker(e - t),
+            _ => match boot_epoch {
+                Some(b) => Anchor::BootEpoch(b),
+                None => Anchor::None,
+            },
+        }
+    }
+
+    /// Declares the trace's lane: its clock placed by the anchor, then
+    /// corrected as its host's.
+    fn lane(self, timeline: &mut Timeline, clock: Clock) {
+        let offset = match self {
+            Anchor::Markers(a, b) => match timeline.drifting_lane(a, b, clock) {
+                Some(_) => return,
+                None => a.1 - a.0,
+            },
+            Anchor::Marker(o) | Anchor::BootEpoch(o) => o,
+            Anchor::None => 0,
+        };
+        timeline.lane(offset, clock);
+    }
+
+    /// The summary's words for it.
+    fn note(self) -> String {
+        match self {
+            Anchor::Marker(o) => format!(
+                "trace clock placed by its {MARKER} marker: boot at {}",
+                crate::time::seconds(o)
+            ),
+            Anchor::Markers((t1, e1), (t2, e2)) => {
+                let drift = ((e2 - e1) - (t2 - t1)) as f64 / (t2 - t1) as f64 * 1e6;
+                format!(
+                    "trace clock placed by its first and last {MARKER} markers: boot at {}, drift {drift:+.3} ppm corrected",
+                    crate::time::seconds(e1 - t1)
+                )
+            }
+            Anchor::BootEpoch(o) => format!(
+                "trace clock placed by the boot epoch {}",
+                crate::time::seconds(o)
+            ),
+            Anchor::None => "times are since boot (no marker, no --boot-epoch)".into(),
+        }
+    }
+}
+
+/// Where a trace goes: its machine and clock, and what decided them.
+pub struct Placement {
+    /// The machine's host name.
+    pub host: String,
+    /// How the host was found, for the summary.
+    pub how: String,
+    /// How the clock is placed.
+    pub anchor: Anchor,
+}
+
+/// One task's row.
+#[derive(Clone, Copy)]
+struct Row {
+    container: ContainerId,
+    ty: TypeId,
+    running: ValueId,
+    runnable: ValueId,
+    sleeping: ValueId,
+    blocked: ValueId,
+    on_cpu: bool,
+}
+
+/// Converts one kernel text trace.
+pub struct SchedSource {
+    path: PathBuf,
+    format: Format,
+    reader: TextReader<BufReader<crate::input::Reader>>,
+    cpus: Cpus,
+    switches: Vec<Switch>,
+    /// Ops waiting until no inferred switch can come before them:
+    /// (time, sequence, line, op).
+    staged: MinQueue<(i64, u64), (u64, Op)>,
+    seq: u64,
+    machine: ContainerId,
+    rows: HashMap<i32, Row>,
+    /// Each task's thread group and name (pass 1).
+    tasks: HashMap<i32, Task>,
+    /// Tasks that exited, to end their rows at their last switch.
+    exiting: std::collections::HashSet<i32>,
+    inferred: (u64, u64),
+    /// Everything up to here (trace clock) was handed on.
+    released: i64,
+    /// Inferred switches older than `released`, placed at it.
+    late: u64,
+    newest: i64,
+    done: bool,
+    /// The hierarchy's `[os]` section.
+    os: Arc<OsConfig>,
+}
+
+/// What opening a trace found about its clock.
+pub struct Opened {
+    /// The source.
+    pub source: Converted<SchedSource>,
+    /// How its clock was placed.
+    pub anchor: Anchor,
+}
+
+impl SchedSource {
+    /// Opens a text trace of `format`, placed as `placement` says; `scan`
+    /// is its pass 1.
+    fn open(
+        path: &Path,
+        (format, placement, scan): (Format, &Placement, Scan),
+        (window, os): (i64, &Arc<OsConfig>),
+        reg: &mut Registry,
+        clock: Clock,
+    ) -> Result<Converted<SchedSource>> {
+        reg.required_level(Role::Process, &format!("{}: kernel traces", path.display()))?;
+        let host = &placement.host;
+        let machine = reg.machine(host, None);
+        let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+        let reader = TextReader::new(
+            BufReader::with_capacity(crate::input::buffer_size(path), file),
+            format,
+        );
+        let mut notes = vec![format!(
+            "{format:?} text of host {host} ({}); {}",
+            placement.how,
+            placement.anchor.note()
+        )];
+        if !scan.has_tgid {
+            notes.push("no thread-group ids: each thread is its own Process (capture with the TGID column: `echo 1 > /sys/kernel/tracing/options/record-tgid`, or `perf script -F +pid`)".into());
+        }
+        if format == Format::Perf {
+            notes.push("perf records fewer events than ftrace (no wakeups unless recorded, tasks that exit shown as -1)".into());
+        }
+        let stats = SourceStats {
+            kind: "os",
+            path: path.to_path_buf(),
+            clock_host: Some(host.clone()),
+            notes,
+            ..SourceStats::default()
+        };
+        let source = SchedSource {
+            path: path.to_path_buf(),
+            format,
+            reader,
+            cpus: Cpus::new(),
+            switches: Vec::new(),
+            staged: MinQueue::default(),
+            seq: 0,
+            machine,
+            rows: HashMap::new(),
+            tasks: scan.tasks,
+            exiting: Default::default(),
+            inferred: (0, 0),
+            released: i64::MIN,
+            late: 0,
+            newest: i64::MIN,
+            done: false,
+            os: Arc::clone(os),
+        };
+        let mut timeline = Timeline::lanes(window, stats);
+        placement.anchor.lane(&mut timeline, clock);
+        Ok(Converted::new(source, timeline))
+    }
+
+    /// The container of task `pid`: a Thread of its process's Process
+    /// when the trace gives its thread group, else its own Process; named
+    /// `<pid> <comm>` unless another source named it (an MPI rank).
+    fn container(&self, reg: &mut Registry, pid: i32) -> ContainerId {
+        let task = self.tasks.get(&pid);
+        let tgid = task.and_then(|t| t.tgid).filter(|&g| g > 0 && g != pid);
+        let c = match tgid {
+            Some(g) => {
+                let c = reg.thread(self.machine, g as u32, pid as u32);
+                if let (Some(p), Some(t)) =
+                    (reg.process(self.machine, g as u32), self.tasks.get(&g))
+                {
+                    name_task(reg, p, g, &t.comm);
+                }
+                c
+            }
+            None => reg.process(self.machine, pid as u32),
+        };
+        let Some(c) = c else {
+            return self.machine;
+        };
+        if let Some(t) = task {
+            name_task(reg, c, pid, &t.comm);
+        }
+        c
+    }
+
+    fn row(&mut self, reg: &mut Registry, pid: i32) -> Row {
+        if let Some(&r) = self.rows.get(&pid) {
+            return r;
+        }
+        let container = self.container(reg, pid);
+        let os = &self.os;
+        let ty = reg.state_type(reg.container(container).ty, &os.state_name);
+        let r = Row {
+            container,
+            ty,
+            running: reg.value_of(ty, "running", &os.running),
+            runnable: reg.value_of(ty, "runnable", &os.runnable),
+            sleeping: reg.value_of(ty, "sleeping", &os.sleeping),
+            blocked: reg.value_of(ty, "blocked", &os.blocked),
+            on_cpu: false,
+        };
+        self.rows.insert(pid, r);
+        r
+    }
+
+    fn stage(&mut self, line: u64, ts: i64, op: Op) {
+        let ts = if ts < self.released {
+            self.late += 1;
+            self.released
+        } else {
+            ts
+        };
+        self.seq += 1;
+        self.staged.push((ts, self.seq), (line, op));
+    }
+
+    fn set(
+        &mut self,
+        reg: &mut Registry,
+        line: u64,
+        ts: i64,
+        pid: i32,
+        pick: fn(&Row) -> ValueId,
+        on_cpu: bool,
+    ) {
+        if pid <= 0 {
+            return;
+        }
+        let mut r = self.row(reg, pid);
+        r.on_cpu = on_cpu;
+        self.rows.insert(pid, r);
+        let op = Op::SetState {
+            container: r.container,
+            ty: r.ty,
+            value: pick(&r),
+        };
+        self.stage(line, ts, op);
+    }
+
+    fn event(&mut self, reg: &mut Registry, ev: &Event) {
+        self.switches.clear();
+        self.cpus.feed(ev, &mut self.switches);
+        let switches = std::mem::take(&mut self.switches);
+        for s in &switches {
+            match s.change {
+                Change::In => {
+                    self.inferred.0 += u64::from(s.inferred);
+                    self.set(reg, ev.line, s.ts, s.pid, |r| r.running, true);
+                }
+                Change::Out => {
+                    self.inferred.1 += u64::from(s.inferred);
+                    let state = match (&s.state, self.format) {
+                        (Some(st), Format::TraceCmd) => kernel_state(st),
+                        (Some(st), _) => st.clone(),
+                        (None, _) => String::new(),
+                    };
+                    if self.exiting.contains(&s.pid) {
+                        // Its switch after sched_process_exit, whatever
+                        // state the tool printed.
+                        self.end(reg, ev.line, s.ts, s.pid);
+                        continue;
+                    }
+                    let pick: fn(&Row) -> ValueId = match state.as_str() {
+                        "R" | "R+" => |r| r.runnable,
+                        "S" => |r| r.sleeping,
+                        // Dead (zombie or gone): the task's last switch.
+                        "Z" | "X" => {
+                            self.end(reg, ev.line, s.ts, s.pid);
+                            continue;
+                        }
+                        _ => |r| r.blocked,
+                    };
+                    self.set(reg, ev.line, s.ts, s.pid, pick, false);
+                }
+            }
+        }
+        self.switches = switches;
+        match &ev.kind {
+            Kind::Wakeup { event, pid, .. } => {
+                let off_cpu = self.rows.get(pid).is_none_or(|r| !r.on_cpu);
+                if event != "sched_waking" && off_cpu {
+                    self.set(reg, ev.line, ev.ts_ns, *pid, |r| r.runnable, false);
+                }
+            }
+            Kind::Fork { pid, .. } => self.point(reg, ev, *pid, "fork"),
+            Kind::Exit { pid } => {
+                self.exiting.insert(*pid);
+                self.point(reg, ev, *pid, "exit");
+            }
+            _ => {}
+        }
+    }
+
+    /// A point event (`fork`, `exit`) on task `pid`'s row.
+    fn point(&mut self, reg: &mut Registry, ev: &Event, pid: i32, what: &str) {
+        if pid <= 0 {
+            return;
+        }
+        let r = self.row(reg, pid);
+        let ty = reg.event_type(reg.container(r.container).ty, "OS event");
+        let value = reg.value_of(ty, what, &crate::hierarchy::Display::default());
+        let op = Op::NewEvent {
+            container: r.container,
+            ty,
+            value,
+        };
+        self.stage(ev.line, ev.ts_ns, op);
+    }
+
+    /// A task's last switch: its row ends (no state after it).
+    fn end(&mut self, reg: &mut Registry, line: u64, ts: i64, pid: i32) {
+        if pid <= 0 {
+            return;
+        }
+        let mut r = self.row(reg, pid);
+        r.on_cpu = false;
+        self.rows.insert(pid, r);
+        self.exiting.remove(&pid);
+        let op = Op::PopState {
+            container: r.container,
+            ty: r.ty,
+        };
+        self.stage(line, ts, op);
+    }
+
+    /// Hands the timeline every staged op up to `upto` (all with `None`).
+    fn release(&mut self, out: &mut Timeline, upto: Option<i64>) -> Result<()> {
+        if let Some(u) = upto {
+            self.released = self.released.max(u);
+        }
+        while let Some((&(t, _), _)) = self.staged.peek() {
+            if upto.is_some_and(|u| t > u) {
+                break;
+            }
+            let Some(((t, _), (line, op))) = self.staged.pop() else {
+                break;
+            };
+            out.push(line, t, op)?;
+        }
+        Ok(())
+    }
+}
+
+/// Names a task's container `<pid> <comm>` while it has its bare number
+/// (another source's name, such as an MPI rank's, is kept).
+fn name_task(reg: &mut Registry, c: ContainerId, pid: i32, comm: &str) {
+    if comm.is_empty() || reg.container(c).name.as_ref() != pid.to_string() {
+        return;
+    }
+    reg.rename(c, &format!("{pid} {comm}"));
+}
+
+impl Converter for SchedSource {
+    fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        let Some(ev) = self
+            .reader
+            .next_event()
+            .map_err(|e| Error::in_file(&self.path, e))?
+        else {
+            self.release(out, None)?;
+            self.done = true;
+            out.stats.end_of_text(
+                &self.path,
+                self.reader.cut,
+                "no scheduler event in this trace",
+            );
+            let (i, o) = self.inferred;
+            out.stats.notes.push(format!(
+                "{i} switch(es) onto and {o} off a CPU inferred (not recorded by the kernel)"
+            ));
+            if self.late > 0 {
+                out.stats.notes.push(format!(
+                    "{} inferred change(s) placed up to {} s late (a CPU without events for longer)",
+                    self.late,
+                    MAX_LAG_NS / 1_000_000_000
+                ));
+            }
+            if !self.reader.lost.is_empty() {
+                let n: u64 = self.reader.lost.iter().map(|l| l.1).sum();
+                out.stats
+                    .notes
+                    .push(format!("the trace reports {n} lost event(s)"));
+                out.stats.warnings += 1;
+            }
+            return Ok(false);
+        };
+        self.newest = self.newest.max(ev.ts_ns);
+        self.event(reg, &ev);
+        let upto = self
+            .cpus
+            .watermark()
+            .map(|w| w.max(self.newest.saturating_sub(MAX_LAG_NS)));
+        self.release(out, upto)?;
+        Ok(true)
+    }
+}
