@@ -146,6 +146,31 @@ impl Read for PooledFile {
     }
 }
 
+impl Seek for PooledFile {
+    /// From the start or the current position (what a decoder of a
+    /// binary file with offsets needs); the descriptor follows lazily.
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let pos = match to {
+            SeekFrom::Start(p) => p,
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d).ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidInput, "seek before the start")
+            })?,
+            SeekFrom::End(d) => fs::metadata(&self.path)?
+                .len()
+                .checked_add_signed(d)
+                .ok_or_else(|| {
+                    io::Error::new(io::ErrorKind::InvalidInput, "seek before the start")
+                })?,
+        };
+        self.pos = pos;
+        self.done = false;
+        if let Some(f) = self.file.borrow_mut().as_mut() {
+            f.seek(SeekFrom::Start(pos))?;
+        }
+        Ok(pos)
+    }
+}
+
 /// One read-once input and what has been read of it.
 pub struct Stream {
     path: PathBuf,
@@ -245,6 +270,31 @@ impl Reader {
                 let n = spool.read_at(&mut buf[..n], *pos)?;
                 *pos += n as u64;
                 Ok(n)
+            }
+        }
+    }
+}
+
+impl Seek for Reader {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        match self {
+            Reader::File(f) => f.seek(to),
+            Reader::Stream { stream, pos } => {
+                let new = match to {
+                    SeekFrom::Start(p) => Some(p),
+                    SeekFrom::Current(d) => pos.checked_add_signed(d),
+                    SeekFrom::End(d) => {
+                        // The end of a read-once input is known once it
+                        // is all spooled.
+                        let mut s = stream.borrow_mut();
+                        s.fill_to(u64::MAX)?;
+                        s.spooled.checked_add_signed(d)
+                    }
+                };
+                *pos = new.ok_or_else(|| {
+                    io::Error::new(io::ErrorKind::InvalidInput, "seek before the start")
+                })?;
+                Ok(*pos)
             }
         }
     }

@@ -65,7 +65,7 @@ impl Kind {
             Kind::Rastro => (&["-deck"], "give it with -deck"),
             Kind::PcpArchive => (&["-pcp"], "give the archive with -pcp"),
             Kind::Compressed => (&["-pcp"], "only PCP archives are read compressed (-pcp); decompress other inputs first"),
-            Kind::TraceDat => (&[], "run `trace-cmd report -i FILE > FILE.txt` and give the text with -os"),
+            Kind::TraceDat => (&["-os"], "give it with -os"),
             Kind::PerfData => (&[], "run `perf script -i FILE > FILE.txt` and give the text with -os and --boot-epoch"),
             Kind::GangliaXml | Kind::RrdDump | Kind::Traced => (&["-ganglia"], "give it with -ganglia"),
             Kind::KernelText | Kind::OsRecording => (&["-os"], "give it with -os"),

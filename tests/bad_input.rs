@@ -143,7 +143,10 @@ fn wrong_format_gets_advice() {
     let data = |f: &str| fixture(f).display().to_string();
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
-            vec!["-ganglia".into(), ex("pingpong-localhost/mpi_pingpong.clog2")],
+            vec![
+                "-ganglia".into(),
+                ex("pingpong-localhost/mpi_pingpong.clog2"),
+            ],
             "is an MPE log, not Ganglia data: give it with -mpi",
         ),
         (
@@ -151,8 +154,11 @@ fn wrong_format_gets_advice() {
             "is a file of a PCP archive, not a kernel scheduler trace: give the archive with -pcp",
         ),
         (
-            vec!["-os".into(), data("scenarios/pingpong-localhost/sched/trace.dat")],
-            "is a trace-cmd binary file (trace.dat), not a kernel scheduler trace: run `trace-cmd report -i",
+            vec![
+                "-ganglia".into(),
+                data("scenarios/pingpong-localhost/sched/trace.dat"),
+            ],
+            "is a trace-cmd binary file (trace.dat), not Ganglia data: give it with -os",
         ),
         (
             vec!["-ganglia".into(), data("sched/pingpong-pipe/perf.data")],
@@ -183,11 +189,21 @@ fn wrong_format_gets_advice() {
             "is a clock-sync file (rastro_timesync), not Ganglia data: give it with -sync",
         ),
         (
-            vec!["-sync".into(), ex("grid/domain-a.traced"), "-ganglia".into(), ex("grid/domain-a.traced")],
+            vec![
+                "-sync".into(),
+                ex("grid/domain-a.traced"),
+                "-ganglia".into(),
+                ex("grid/domain-a.traced"),
+            ],
             "is a Ganglia .traced recording, not a clock-sync file: give it with -ganglia",
         ),
         (
-            vec!["-mpi".into(), ex("deck/threads/rastro-0-0.rst"), "-mpinodes".into(), ex("pingpong-localhost/mpi.nodes")],
+            vec![
+                "-mpi".into(),
+                ex("deck/threads/rastro-0-0.rst"),
+                "-mpinodes".into(),
+                ex("pingpong-localhost/mpi.nodes"),
+            ],
             "is a libRastro trace, not an MPE log: give it with -deck",
         ),
         (

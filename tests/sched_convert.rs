@@ -329,3 +329,57 @@ fn a_trace_that_names_no_machine_takes_the_one_the_others_name() {
     }
     assert_valid(&out);
 }
+
+/// trace.dat, read natively (v7 with zstd sections and v6), gives the run
+/// intervals of `trace-cmd report` on the same capture: the report prints
+/// microseconds (rounded), the file holds nanoseconds.
+#[test]
+fn trace_dat_gives_what_trace_cmd_report_gives() {
+    let d = tempdir();
+    let mut per = Vec::new();
+    for f in ["trace.dat", "trace-v6.dat", "trace-cmd-report.txt"] {
+        let out = d.path().join(format!("{f}.paje"));
+        let err = run_ok(
+            &[
+                "-os",
+                fixture(&format!("{CAP}/{f}")).to_str().unwrap(),
+                "--os-host",
+                "vm",
+            ],
+            &out,
+        );
+        assert!(err.contains("boot at 1795262171.29"), "{f}: {err}");
+        if f.ends_with(".dat") {
+            assert!(err.contains("trace.dat v"), "{f}: {err}");
+        }
+        assert_valid(&out);
+        per.push(running(&out));
+    }
+    let us = |m: &BTreeMap<String, Vec<(i64, i64)>>| -> BTreeMap<String, Vec<(i64, i64)>> {
+        m.iter()
+            .map(|(k, v)| {
+                let r = |t: i64| (t + 500).div_euclid(1000);
+                (k.clone(), v.iter().map(|&(s, e)| (r(s), r(e))).collect())
+            })
+            .collect()
+    };
+    assert_eq!(per[0], per[1], "v7 and v6 of one capture");
+    // The same intervals, to the microsecond the report kept (the drift
+    // correction of its rounded times may land 1 µs apart).
+    let (dat, text) = (us(&per[0]), us(&per[2]));
+    assert_eq!(
+        dat.keys().collect::<Vec<_>>(),
+        text.keys().collect::<Vec<_>>()
+    );
+    for (task, a) in &dat {
+        let b = &text[task];
+        assert_eq!(a.len(), b.len(), "{task}");
+        for (x, y) in a.iter().zip(b) {
+            assert!(
+                (x.0 - y.0).abs() <= 1 && (x.1 - y.1).abs() <= 1,
+                "{task}: {x:?} vs {y:?}"
+            );
+        }
+    }
+    assert!(per[0].len() > 20);
+}

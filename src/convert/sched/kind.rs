@@ -9,7 +9,7 @@ use super::*;
 #[derive(Default)]
 pub struct KernelKind {
     files: Vec<PathBuf>,
-    format: Option<Format>,
+    format: Option<Input>,
     boot_epoch: Option<i64>,
     /// `--os-host`: per file name or path, and for every file (`None`).
     hosts: Vec<(Option<String>, String)>,
@@ -27,6 +27,8 @@ enum FormatArg {
     TraceCmd,
     /// `perf script` text
     Perf,
+    /// trace-cmd record's binary file
+    TraceDat,
 }
 
 impl crate::convert::SourceKind for KernelKind {
@@ -80,10 +82,11 @@ impl crate::convert::SourceKind for KernelKind {
     fn take(&mut self, m: &clap::ArgMatches) -> Result<()> {
         self.files = crate::cli::expand("-os", &crate::convert::words(m, "os"))?;
         self.format = m.get_one::<FormatArg>("os-format").map(|f| match f {
-            FormatArg::Os => Format::Os,
-            FormatArg::Ftrace => Format::Ftrace,
-            FormatArg::TraceCmd => Format::TraceCmd,
-            FormatArg::Perf => Format::Perf,
+            FormatArg::Os => Input::Text(Format::Os),
+            FormatArg::Ftrace => Input::Text(Format::Ftrace),
+            FormatArg::TraceCmd => Input::Text(Format::TraceCmd),
+            FormatArg::Perf => Input::Text(Format::Perf),
+            FormatArg::TraceDat => Input::Dat,
         });
         self.boot_epoch = crate::convert::epoch_arg(m, "boot-epoch", "1795262171.292101")?;
         self.hosts = crate::convert::words(m, "os-host")
@@ -124,11 +127,18 @@ impl crate::convert::SourceKind for KernelKind {
         let window = cx.cfg.reorder_window;
         let others = machines(cx.reg);
         for path in &self.files {
-            let format = match self.format {
+            let input = match self.format {
                 Some(f) => f,
-                None => integrador_sched::detect(&crate::convert::head(path)?),
+                None => {
+                    let head = crate::convert::head(path)?;
+                    if integrador_tracedat::detect(&head) {
+                        Input::Dat
+                    } else {
+                        Input::Text(integrador_sched::detect(&head))
+                    }
+                }
             };
-            if format == Format::Os {
+            if input == Input::Text(Format::Os) {
                 let source = crate::convert::os::OsSource::open(
                     path,
                     (window, &self.os),
@@ -138,7 +148,10 @@ impl crate::convert::SourceKind for KernelKind {
                 cx.sources.push(Box::new(source));
                 continue;
             }
-            let scan = Scan::run(path, format)?;
+            let scan = match input {
+                Input::Text(format) => Scan::run(path, format)?,
+                Input::Dat => Scan::run_dat(path)?,
+            };
             let (host, how) = self.host(path, &scan, &others)?;
             if how.starts_with("the file's name") {
                 cx.reg.warnings.push(format!(
@@ -158,7 +171,7 @@ impl crate::convert::SourceKind for KernelKind {
             let placement = Placement { host, how, anchor };
             let source = SchedSource::open(
                 path,
-                (format, &placement, scan),
+                (input, &placement, scan),
                 (window, &self.os),
                 cx.reg,
                 clock,
@@ -177,6 +190,9 @@ impl KernelKind {
     fn host(&self, path: &Path, scan: &Scan, others: &[String]) -> Result<(String, String)> {
         if let Some(h) = &scan.marker_host {
             return Ok((h.clone(), "named by its marker".into()));
+        }
+        if let Some(h) = &scan.uname_host {
+            return Ok((h.clone(), "named by its uname".into()));
         }
         if let Some(h) = header_host(path)? {
             return Ok((h, "named by its header".into()));

@@ -30,6 +30,7 @@ use std::sync::Arc;
 /// scheduler event) would otherwise keep the whole trace in memory.
 const MAX_LAG_NS: i64 = 5_000_000_000;
 
+mod dat;
 mod kind;
 mod scan;
 
@@ -100,6 +101,15 @@ impl Anchor {
     }
 }
 
+/// What a kernel trace file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// Text of one of the tools.
+    Text(Format),
+    /// trace-cmd's binary trace.dat.
+    Dat,
+}
+
 /// Where a trace goes: its machine and clock, and what decided them.
 pub struct Placement {
     /// The machine's host name.
@@ -126,7 +136,7 @@ struct Row {
 pub struct SchedSource {
     path: PathBuf,
     format: Format,
-    reader: TextReader<BufReader<crate::input::Reader>>,
+    reader: dat::Events,
     cpus: Cpus,
     switches: Vec<Switch>,
     /// Ops waiting until no inferred switch can come before them:
@@ -163,7 +173,7 @@ impl SchedSource {
     /// is its pass 1.
     fn open(
         path: &Path,
-        (format, placement, scan): (Format, &Placement, Scan),
+        (input, placement, scan): (Input, &Placement, Scan),
         (window, os): (i64, &Arc<OsConfig>),
         reg: &mut Registry,
         clock: Clock,
@@ -171,13 +181,24 @@ impl SchedSource {
         reg.required_level(Role::Process, &format!("{}: kernel traces", path.display()))?;
         let host = &placement.host;
         let machine = reg.machine(host, None);
-        let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-        let reader = TextReader::new(
-            BufReader::with_capacity(crate::input::buffer_size(path), file),
-            format,
-        );
+        let (reader, format, what) = match input {
+            Input::Text(format) => {
+                let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+                let r = TextReader::new(
+                    BufReader::with_capacity(crate::input::buffer_size(path), file),
+                    format,
+                );
+                (dat::Events::Text(r), format, format!("{format:?} text"))
+            }
+            Input::Dat => {
+                let d = dat::open(path)?;
+                let what = format!("trace.dat v{}", d.info().version);
+                // Its states are the kernel's letters, as ftrace prints.
+                (dat::Events::Dat(Box::new(d)), Format::Ftrace, what)
+            }
+        };
         let mut notes = vec![format!(
-            "{format:?} text of host {host} ({}); {}",
+            "{what} of host {host} ({}); {}",
             placement.how,
             placement.anchor.note()
         )];
@@ -417,16 +438,12 @@ impl Converter for SchedSource {
         if self.done {
             return Ok(false);
         }
-        let Some(ev) = self
-            .reader
-            .next_event()
-            .map_err(|e| Error::in_file(&self.path, e))?
-        else {
+        let Some(ev) = self.reader.next_event(&self.path)? else {
             self.release(out, None)?;
             self.done = true;
             out.stats.end_of_text(
                 &self.path,
-                self.reader.cut,
+                self.reader.cut(),
                 "no scheduler event in this trace",
             );
             let (i, o) = self.inferred;
@@ -440,8 +457,8 @@ impl Converter for SchedSource {
                     MAX_LAG_NS / 1_000_000_000
                 ));
             }
-            if !self.reader.lost.is_empty() {
-                let n: u64 = self.reader.lost.iter().map(|l| l.1).sum();
+            let n = self.reader.lost();
+            if n > 0 {
                 out.stats
                     .notes
                     .push(format!("the trace reports {n} lost event(s)"));

@@ -32,6 +32,8 @@ pub(super) struct Scan {
     pub markers: Vec<(i64, i64)>,
     /// The machine a marker's `host=NAME` word names.
     pub marker_host: Option<String>,
+    /// The machine trace.dat's uname names.
+    pub uname_host: Option<String>,
 }
 
 impl Scan {
@@ -66,6 +68,28 @@ impl Scan {
             };
             let (ts, text) = (h.ts_ns, text.to_string());
             s.marker(path, line, ts, &text)?;
+        }
+        Ok(s)
+    }
+
+    /// Pass 1 over a trace.dat: names (its saved command lines), markers,
+    /// its uname; no thread-group ids (trace-cmd keeps none).
+    pub(super) fn run_dat(path: &Path) -> Result<Scan> {
+        let mut d = super::dat::open(path)?;
+        let mut s = Scan {
+            uname_host: d.info().hostname().map(str::to_string),
+            ..Scan::default()
+        };
+        while let Some(ev) = d.next_event().map_err(|e| Error::in_file(path, e))? {
+            if ev.pid > 0 {
+                let t = s.tasks.entry(ev.pid).or_default();
+                if t.comm != ev.comm {
+                    t.comm.clone_from(&ev.comm);
+                }
+            }
+            if let integrador_tracedat::Kind::Print(text) = &ev.kind {
+                s.marker(path, ev.index, ev.ts_ns, text)?;
+            }
         }
         Ok(s)
     }
