@@ -270,6 +270,13 @@ fn threads_are_grouped_under_their_process_and_end_at_exit() {
             .rfind(|e| (e.0 == "7" || e.0 == "12") && o.name(&e.2[2]) == name)
             .unwrap();
         assert_eq!(last.0, "12", "{name}: its row ends with its exit");
+        // It named itself after it started: the rename is an event on it.
+        let renamed = format!("comm {}", w["name"].as_str().unwrap());
+        assert!(
+            o.of("8")
+                .any(|(_, f)| o.name(&f[2]) == name && f[3] == renamed),
+            "{name}: no `{renamed}` event"
+        );
     }
     assert_valid(&out);
 }

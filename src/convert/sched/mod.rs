@@ -149,6 +149,9 @@ pub struct SchedSource {
     tasks: HashMap<i32, Task>,
     /// Tasks that exited, to end their rows at their last switch.
     exiting: std::collections::HashSet<i32>,
+    /// Each task's name as its events last gave it: a change (exec,
+    /// pthread_setname_np) is shown as a point event on its row.
+    names: HashMap<i32, String>,
     inferred: (u64, u64),
     /// Everything up to here (trace clock) was handed on.
     released: i64,
@@ -227,6 +230,7 @@ impl SchedSource {
             rows: HashMap::new(),
             tasks: scan.tasks,
             exiting: Default::default(),
+            names: HashMap::new(),
             inferred: (0, 0),
             released: i64::MIN,
             late: 0,
@@ -374,6 +378,40 @@ impl SchedSource {
         }
     }
 
+    /// A task whose switches carry a new name: `comm <name>` on its row
+    /// (the container keeps the latest name, the event says when it
+    /// changed).
+    fn renamed(&mut self, reg: &mut Registry, ev: &Event) {
+        // The switch's own fields hold the name at that moment (the
+        // context column is the name at the end: ftrace prints its cache).
+        let Kind::Switch {
+            prev_comm,
+            prev_pid,
+            next_comm,
+            next_pid,
+            ..
+        } = &ev.kind
+        else {
+            return;
+        };
+        for (pid, comm) in [(*prev_pid, prev_comm), (*next_pid, next_comm)] {
+            if pid <= 0 {
+                continue;
+            }
+            match self.names.get(&pid) {
+                Some(old) if old == comm => {}
+                Some(_) => {
+                    self.names.insert(pid, comm.clone());
+                    let what = format!("comm {comm}");
+                    self.point(reg, ev, pid, &what);
+                }
+                None => {
+                    self.names.insert(pid, comm.clone());
+                }
+            }
+        }
+    }
+
     /// A point event (`fork`, `exit`) on task `pid`'s row.
     fn point(&mut self, reg: &mut Registry, ev: &Event, pid: i32, what: &str) {
         if pid <= 0 {
@@ -467,6 +505,7 @@ impl Converter for SchedSource {
             return Ok(false);
         };
         self.newest = self.newest.max(ev.ts_ns);
+        self.renamed(reg, &ev);
         self.event(reg, &ev);
         let upto = self
             .cpus
