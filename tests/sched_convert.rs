@@ -35,6 +35,22 @@ fn running(trace: &Path) -> BTreeMap<String, Vec<(i64, i64)>> {
     out
 }
 
+/// The README scenario's MPI log, its nodes, the raw ftrace capture and
+/// the Ganglia recording, as options.
+fn scenario(dir: &Path) -> Vec<String> {
+    let p = |r: &str| dir.join(r).display().to_string();
+    vec![
+        "-mpi".into(),
+        p("mpi/mpi_pingpong.clog2"),
+        "-mpinodes".into(),
+        p("mpi.nodes"),
+        "-os".into(),
+        p("sched/ftrace.txt"),
+        "-ganglia".into(),
+        p("ganglia/ganglia.traced"),
+    ]
+}
+
 #[test]
 fn ftrace_and_trace_cmd_give_the_same_run_intervals_as_expected() {
     let d = tempdir();
@@ -180,22 +196,10 @@ fn the_scenario_merges_the_raw_ftrace_capture_with_mpi_and_ganglia() {
     let base = std::fs::read_to_string(root().join("hierarchies/mpi+os+ganglia+pcp.toml")).unwrap();
     std::fs::write(&h, base.replace("[os]\n", "[os]\nhost = \"vm\"\n")).unwrap();
     let out = d.path().join("s.paje");
-    let p = |r: &str| dir.join(r).to_str().unwrap().to_string();
-    let err = run_ok(
-        &[
-            "-hierarchy",
-            h.to_str().unwrap(),
-            "-mpi",
-            &p("mpi/mpi_pingpong.clog2"),
-            "-mpinodes",
-            &p("mpi.nodes"),
-            "-os",
-            &p("sched/ftrace.txt"),
-            "-ganglia",
-            &p("ganglia/ganglia.traced"),
-        ],
-        &out,
-    );
+    let mut args = vec!["-hierarchy".to_string(), h.to_str().unwrap().to_string()];
+    args.extend(scenario(&dir));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let err = run_ok(&args, &out);
     assert!(err.contains("marker"), "{err}");
     let Some(lines) = pj_dump_lines(&out) else {
         return;
@@ -289,22 +293,10 @@ fn a_trace_that_names_no_machine_takes_the_one_the_others_name() {
     let dir = fixture("scenarios/pingpong-localhost");
     let d = tempdir();
     let out = d.path().join("s.paje");
-    let p = |r: &str| dir.join(r).to_str().unwrap().to_string();
-    let err = run_ok(
-        &[
-            "-mpi",
-            &p("mpi/mpi_pingpong.clog2"),
-            "-mpinodes",
-            &p("mpi.nodes"),
-            "-os",
-            &p("sched/ftrace.txt"),
-            "-ganglia",
-            &p("ganglia/ganglia.traced"),
-            "-pcp",
-            &p("pcp/vm"),
-        ],
-        &out,
-    );
+    let mut args = scenario(&dir);
+    args.extend(["-pcp".to_string(), dir.join("pcp/vm").display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let err = run_ok(&args, &out);
     assert!(
         err.contains("host vm (the one machine the other sources name)"),
         "{err}"

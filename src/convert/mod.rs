@@ -73,13 +73,9 @@ pub fn files_arg(
     help: &'static str,
     heading: &'static str,
 ) -> clap::Arg {
-    clap::Arg::new(id)
-        .long(id)
-        .value_name(value)
+    value_arg(id, value, help, heading)
         .num_args(1..)
         .action(clap::ArgAction::Append)
-        .help(help)
-        .help_heading(heading)
 }
 
 /// An option with one value.

@@ -54,6 +54,28 @@ pub fn read_line<R: BufRead + ?Sized>(
     }
 }
 
+/// What reading a line of text can meet besides the line.
+#[derive(Debug)]
+pub enum TextError {
+    /// Reading failed, or the line is over the bound.
+    Read(io::Error),
+    /// The line is not UTF-8.
+    NotText,
+}
+
+/// [`read_line`] into a `String`, keeping its allocation: the line must be
+/// UTF-8.
+pub fn read_text_line<R: BufRead + ?Sized>(
+    r: &mut R,
+    buf: &mut String,
+    max: usize,
+) -> Result<Option<End>, TextError> {
+    let mut raw = std::mem::take(buf).into_bytes();
+    let end = read_line(r, &mut raw, max).map_err(TextError::Read)?;
+    *buf = String::from_utf8(raw).map_err(|_| TextError::NotText)?;
+    Ok(end)
+}
+
 fn too_long(max: usize) -> io::Error {
     let size = if max >= 1 << 20 && max % (1 << 20) == 0 {
         format!("{} MiB", max >> 20)

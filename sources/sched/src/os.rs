@@ -254,16 +254,17 @@ impl<R: BufRead> OsReader<R> {
 
     fn next_line(&mut self) -> Result<bool> {
         let line = self.line + 1;
-        let mut raw = std::mem::take(&mut self.buf).into_bytes();
-        let end =
-            integrador_lines::read_line(&mut self.reader, &mut raw, integrador_lines::MAX_LINE)
-                .map_err(|e| Error {
-                    line,
-                    kind: e.into(),
-                })?;
-        self.buf = String::from_utf8(raw).map_err(|_| Error {
+        let end = integrador_lines::read_text_line(
+            &mut self.reader,
+            &mut self.buf,
+            integrador_lines::MAX_LINE,
+        )
+        .map_err(|e| Error {
             line,
-            kind: ErrorKind::NotText,
+            kind: match e {
+                integrador_lines::TextError::Read(e) => e.into(),
+                integrador_lines::TextError::NotText => ErrorKind::NotText,
+            },
         })?;
         match end {
             None => Ok(false),

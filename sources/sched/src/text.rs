@@ -241,16 +241,17 @@ impl<R: BufRead> TextReader<R> {
     /// Reads the next line into the buffer: `Ok(false)` at the end.
     fn read(&mut self) -> Result<bool, TextError> {
         let line = self.line + 1;
-        let mut raw = std::mem::take(&mut self.buf).into_bytes();
-        let end =
-            integrador_lines::read_line(&mut self.reader, &mut raw, integrador_lines::MAX_LINE)
-                .map_err(|e| TextError {
-                    line,
-                    what: e.to_string(),
-                })?;
-        self.buf = String::from_utf8(raw).map_err(|_| TextError {
+        let end = integrador_lines::read_text_line(
+            &mut self.reader,
+            &mut self.buf,
+            integrador_lines::MAX_LINE,
+        )
+        .map_err(|e| TextError {
             line,
-            what: "line is not valid UTF-8".into(),
+            what: match e {
+                integrador_lines::TextError::Read(e) => e.to_string(),
+                integrador_lines::TextError::NotText => "line is not valid UTF-8".into(),
+            },
         })?;
         match end {
             None => Ok(false),
