@@ -53,22 +53,26 @@ impl<K: Ord, T> MinQueue<K, T> {
     }
 
     /// Adds `item` under `key`.
+    #[inline]
     pub fn push(&mut self, key: K, item: T) {
         self.heap.push(Entry { key, item });
     }
 
     /// The smallest key and its item.
+    #[inline]
     pub fn peek(&self) -> Option<(&K, &T)> {
         self.heap.peek().map(|e| (&e.key, &e.item))
     }
 
     /// Takes out the smallest key and its item.
+    #[inline]
     pub fn pop(&mut self) -> Option<(K, T)> {
         self.heap.pop().map(|e| (e.key, e.item))
     }
 
     /// Takes out the smallest and puts `next` in its place in one sift
     /// (a merge replaces each head by its source's next event).
+    #[inline]
     pub fn replace_top(&mut self, next: Option<(K, T)>) -> Option<(K, T)> {
         let mut top = self.heap.peek_mut()?;
         match next {

@@ -66,6 +66,7 @@ struct LaneState {
 }
 
 impl LaneState {
+    #[inline]
     fn map(&self, local: i64) -> i64 {
         self.clock
             .map(self.local.map(local).saturating_add(self.offset))
@@ -244,12 +245,14 @@ impl Timeline {
     }
 
     /// Adds an event read at `pos`, at `local` time on the first lane.
+    #[inline]
     pub fn push(&mut self, pos: u64, local: i64, op: Op) -> Result<()> {
         self.push_on(Lane(0), pos, local, op)
     }
 
     /// Adds an event of `lane` read at `pos`, at `local` time. Fails when
     /// it goes further back than the window, naming both positions.
+    #[inline]
     pub fn push_on(&mut self, lane: Lane, pos: u64, local: i64, op: Op) -> Result<()> {
         let per_lane = self.per_lane();
         let Some(l) = self.lanes.get_mut(lane.0 as usize) else {
@@ -301,6 +304,7 @@ impl Timeline {
     /// is in order by itself, and the lanes are merged. Independent lanes
     /// come merged on reference time by the converter already, and one
     /// lane is in order by itself: one queue.
+    #[inline]
     fn per_lane(&self) -> bool {
         !self.independent && self.lanes.len() > 1
     }
@@ -343,6 +347,7 @@ impl Timeline {
     }
 
     /// The lane holding the earliest event, and that event's key.
+    #[inline]
     fn first(&mut self) -> Option<(usize, Key)> {
         if !self.per_lane() {
             return self.queue.first().map(|k| (0, k));
@@ -358,6 +363,7 @@ impl Timeline {
     }
 
     /// Takes out the earliest event, of lane `i`.
+    #[inline]
     fn take(&mut self, i: usize) -> Option<(i64, Op)> {
         if !self.per_lane() {
             return self.queue.pop().map(|((t, _), op)| (t, op));
@@ -370,6 +376,7 @@ impl Timeline {
     }
 
     /// The earliest event nothing can precede any more.
+    #[inline]
     pub fn pop_ready(&mut self) -> Option<(i64, Op)> {
         // A later push maps to the bound or after, and sorts after what
         // was pushed before it: the bound itself is ready.
