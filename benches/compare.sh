@@ -30,6 +30,8 @@ run=(
   "trace-cmd|-os $d/sched/pingpong-pipe/trace-cmd-report.txt"
   "ftrace-pipe|-os $d/sched/pingpong-pipe/ftrace.txt"
   "os-pipe|-os $d/sched/pingpong-pipe/vm.os"
+  "trace-dat|-os $d/sched/pingpong-pipe/trace.dat --os-host vm"
+  "tgid|-os $d/sched/tgid-contend3/ftrace.txt --os-host vm"
   "unify|-hierarchy hierarchies/ganglia+os.toml -os $d/unify/node01.os -ganglia $d/ganglia/cluster-example.traced"
   "clog-pingpong|-mpi $d/clog2/pingpong/pingpong.clog2 -mpinodes $d/clog2/pingpong/pingpong.nodes"
   "clog-ring|-mpi $d/clog2/ring/ring.clog2 -mpinodes $d/clog2/ring/ring.nodes"
