@@ -131,9 +131,24 @@ pub struct Info {
     pub clock: Option<String>,
     /// Compression of v7 sections (`zstd`, `none`).
     pub compression: String,
+    /// Option TSC2NSEC: (multiplier, shift, offset) that turn the counts
+    /// of an `x86-tsc` clock into nanoseconds.
+    pub tsc2nsec: Option<(u32, u32, u64)>,
 }
 
 impl Info {
+    /// A record's time in ns: counts of an `x86-tsc` clock converted as
+    /// trace-cmd does (`ts * mult >> shift`, then the offset).
+    pub fn ns(&self, ts: i64) -> i64 {
+        match (self.tsc2nsec, self.clock.as_deref()) {
+            (Some((mult, shift, offset)), Some("x86-tsc")) => {
+                let ns = (u128::from(ts as u64) * u128::from(mult)) >> shift.min(127);
+                i64::try_from(ns.saturating_add(u128::from(offset))).unwrap_or(i64::MAX)
+            }
+            _ => ts,
+        }
+    }
+
     /// The host name in `uname` (`Linux vm 6.18 x86_64` → `vm`).
     pub fn hostname(&self) -> Option<&str> {
         self.uname.as_deref()?.split_whitespace().nth(1)
@@ -613,6 +628,7 @@ impl<R: Read + Seek> TraceDat<R> {
         };
         let cpu = c.cpu();
         self.index += 1;
+        let ts = self.info.ns(ts);
         self.decode(cpu, ts, offset, &rec).map(Some)
     }
 
@@ -797,6 +813,12 @@ fn option(
                 .or(Some(t.trim().to_string()));
         }
         5 => info.uname = Some(text()),
+        14 => {
+            let mult = e.u32(data, 0).unwrap_or(0);
+            let shift = e.u32(data, 4).unwrap_or(0);
+            let offset = e.u64(data, 8).unwrap_or(0);
+            info.tsc2nsec = (mult > 0).then_some((mult, shift, offset));
+        }
         // v7 BUFFER: where the top instance's CPU data is.
         3 => {
             let mut c = Cur {

@@ -112,3 +112,16 @@ fn damage_is_an_error_not_a_panic() {
         while let Ok(Some(_)) = t.next_event() {}
     }
 }
+
+#[test]
+fn tsc_counts_become_nanoseconds_as_trace_cmd_computes_them() {
+    let mut i = Info {
+        tsc2nsec: Some((0x8000_0000, 32, 1_000)),
+        clock: Some("x86-tsc".into()),
+        ..Info::default()
+    };
+    // mult / 2^shift = 1/2: two counts per ns, then the offset.
+    assert_eq!(i.ns(2_000_000), 1_001_000);
+    i.clock = Some("local".into());
+    assert_eq!(i.ns(2_000_000), 2_000_000);
+}
