@@ -145,10 +145,23 @@ pub enum Command {
     },
     /// Print the manual page, in roff (e.g. `integrador man > integrador.1`)
     Man,
+    /// Record a monitor's data as it is collected (the thesis' recorder)
+    #[command(subcommand)]
+    Record(Record),
+}
+
+/// What `integrador record` records.
+#[derive(Debug, Subcommand)]
+pub enum Record {
+    /// Poll gmond (or gmetad's XML port) and append every new sample to a
+    /// .traced recording, which -ganglia reads
+    ///
+    /// Example: integrador record ganglia localhost:8649 -o cluster.traced --every 5s --for 1h
+    Ganglia(crate::record::GangliaArgs),
 }
 
 /// The words that start a subcommand: what follows is the subcommand's.
-pub const SUBCOMMANDS: [&str; 3] = ["check", "completions", "man"];
+pub const SUBCOMMANDS: [&str; 4] = ["check", "completions", "man", "record"];
 
 /// Where the trace goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

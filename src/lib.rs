@@ -21,6 +21,7 @@ pub mod order;
 pub mod output;
 pub mod paje;
 pub mod progress;
+pub mod record;
 pub mod registry;
 pub mod report;
 pub mod run;

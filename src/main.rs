@@ -18,7 +18,6 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<ExitCode, Error> {
-    integrador::output::install_signal_cleanup();
     integrador::output::raise_file_limit();
     let mut kinds = integrador::convert::kinds();
     let line = CommandLine::new(&kinds);
@@ -65,8 +64,17 @@ fn run() -> Result<ExitCode, Error> {
                 .map_err(|e| Error::input(format!("rendering the manual page: {e}")))?;
             return print(&text);
         }
+        Some(Command::Record(integrador::cli::Record::Ganglia(args))) => {
+            // SIGINT and SIGTERM end a recording after its current write.
+            let summary = integrador::record::ganglia(args)?;
+            let _ =
+                integrador::record::write_summary(&mut io::stderr().lock(), &args.output, &summary);
+            return Ok(ExitCode::SUCCESS);
+        }
         None => {}
     }
+    // An integration's temporary output is removed on an ending signal.
+    integrador::output::install_signal_cleanup();
     let cfg = cli.resolve()?;
     take_sources(&mut kinds, &matches)?;
     let report = integrador::run::integrate(&cfg, kinds)?;

@@ -46,7 +46,7 @@ pub fn utc(ns: i64) -> String {
     )
 }
 
-/// Parses `10ms`, `1s`, `250us`, `5ns`, `0` into nanoseconds.
+/// Parses `10ms`, `1s`, `250us`, `5ns`, `20m`, `1h`, `0` into nanoseconds.
 pub fn parse_duration(s: &str) -> std::result::Result<i64, String> {
     let digits = s.bytes().take_while(u8::is_ascii_digit).count();
     let (num, unit) = s.split_at(digits);
@@ -58,8 +58,10 @@ pub fn parse_duration(s: &str) -> std::result::Result<i64, String> {
         "us" | "µs" => 1_000,
         "ms" => 1_000_000,
         "s" => 1_000_000_000,
+        "m" | "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
         "" if n == 0 => 1,
-        _ => return Err(format!("`{s}`: the unit must be ns, us, ms or s")),
+        _ => return Err(format!("`{s}`: the unit must be ns, us, ms, s, m or h")),
     };
     n.checked_mul(scale)
         .ok_or_else(|| format!("`{s}` is too long"))

@@ -19,6 +19,9 @@ pub struct TracedHeader {
     pub collector: Option<String>,
     /// `# cluster <name>`: the Ganglia cluster of the hosts.
     pub cluster: Option<String>,
+    /// `# reorder-window <duration>` (`20m`): how far back a line may
+    /// step, as written (the reader of the samples parses it).
+    pub reorder_window: Option<String>,
 }
 
 /// One sample. The caller owns it and passes it to
@@ -224,6 +227,7 @@ impl<R: BufRead> TracedReader<R> {
         let (slot, name) = match key {
             Some("collector") => (&mut self.header.collector, "collector"),
             Some("cluster") => (&mut self.header.cluster, "cluster"),
+            Some("reorder-window") => (&mut self.header.reorder_window, "reorder-window"),
             _ => return Ok(()),
         };
         match (words.next(), words.next()) {

@@ -172,9 +172,17 @@ impl TracedSource {
             cluster,
             metrics,
         };
+        // A recorder that cannot write in order declares how far back its
+        // lines step (docs/formats.md §2); the larger window wins.
+        let window = match &header.reorder_window {
+            None => setup.window,
+            Some(w) => crate::time::parse_duration(w)
+                .map_err(|e| Error::in_file(path, format!("`# reorder-window {w}`: {e}")))?
+                .max(setup.window),
+        };
         Ok(Converted::new(
             converter,
-            Timeline::new(setup.window, stats, clock),
+            Timeline::new(window, stats, clock),
         ))
     }
 
@@ -243,20 +251,20 @@ fn stats(
 /// 440): a minute of history catches that in 16 bytes a series, where a
 /// list of recent times cost a heap block each for a million metrics.
 #[derive(Default)]
-struct Recent {
+pub(crate) struct Recent {
     latest: Option<i64>,
     /// Bit `k`: time `latest - k` was written.
     mask: u64,
 }
 
 impl Recent {
-    fn contains(&self, t: i64) -> bool {
+    pub(crate) fn contains(&self, t: i64) -> bool {
         self.latest
             .and_then(|l| l.checked_sub(t))
             .is_some_and(|k| (0..64).contains(&k) && self.mask & (1 << k) != 0)
     }
 
-    fn insert(&mut self, t: i64) {
+    pub(crate) fn insert(&mut self, t: i64) {
         match self.latest.map(|l| t.checked_sub(l)) {
             Some(Some(ahead)) if ahead <= 0 => {
                 if ahead > -64 {

@@ -1,0 +1,467 @@
+//! `integrador record ganglia`: the thesis' recorder (§4.1.3). It polls
+//! one gmond (or gmetad's XML port), which holds the data of every host of
+//! its cluster, keeps the hosts and metrics asked for, and appends each new
+//! sample to a `.traced` recording (docs/formats.md §2), which `-ganglia`
+//! reads. Sample time = the answer's LOCALTIME − the metric's TN, as the
+//! XML reader computes it; a sample reported again by a later poll is
+//! written once.
+//!
+//! It never loses what it wrote: lines are written whole and flushed every
+//! poll, the file is synced every `--sync-every`, an existing file is only
+//! appended to with `--append` (a torn last line is dropped first), a poll
+//! that fails is retried and reported, never fatal, and SIGINT/SIGTERM end
+//! it after the current write.
+
+use crate::convert::ganglia::Recent;
+use crate::error::{Error, Result};
+use integrador_ganglia::xml::{Entry, XmlReader};
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The largest answer read: a gmetad of a large grid sends megabytes, a
+/// broken server must not send gigabytes into memory.
+const MAX_ANSWER: u64 = 256 << 20;
+
+/// `integrador record ganglia` options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GangliaArgs {
+    /// gmond (port 8649 by default) or gmetad's XML port (8651) to poll,
+    /// HOST[:PORT]; more are fallbacks for the same cluster, tried in turn
+    #[arg(required = true, value_name = "HOST[:PORT]")]
+    pub servers: Vec<String>,
+    /// The .traced recording to write
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Time between polls
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = crate::time::parse_duration)]
+    pub every: i64,
+    /// Stop after this long (default: until SIGINT or SIGTERM)
+    #[arg(long = "for", value_name = "DURATION", value_parser = crate::time::parse_duration)]
+    pub duration: Option<i64>,
+    /// Poll once, write, exit (for scripts and cron)
+    #[arg(long)]
+    pub once: bool,
+    /// Add to an existing recording (a torn last line is dropped first)
+    #[arg(long)]
+    pub append: bool,
+    /// Hosts to keep (glob, repeatable; all by default)
+    #[arg(long = "host", value_name = "GLOB")]
+    pub hosts: Vec<String>,
+    /// Hosts to leave out (glob, repeatable)
+    #[arg(long = "exclude-host", value_name = "GLOB")]
+    pub exclude_hosts: Vec<String>,
+    /// Metrics to keep (glob, repeatable; all numeric ones by default)
+    #[arg(long = "metric", value_name = "GLOB")]
+    pub metrics: Vec<String>,
+    /// Metrics to leave out (glob, repeatable)
+    #[arg(long = "exclude-metric", value_name = "GLOB")]
+    pub exclude_metrics: Vec<String>,
+    /// Sync the recording to disk at least this often
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::time::parse_duration)]
+    pub sync_every: i64,
+    /// Also keep each raw XML answer in DIR (a series `-ganglia` reads too)
+    #[arg(long, value_name = "DIR")]
+    pub xml_dir: Option<PathBuf>,
+}
+
+/// What a recording did, for its closing summary.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Polls answered and polls that failed.
+    pub polls: u64,
+    /// Polls no server answered, or whose answer did not parse.
+    pub failed: u64,
+    /// Samples written, per host.
+    pub per_host: std::collections::BTreeMap<String, u64>,
+    /// Samples already written by an earlier poll.
+    pub repeated: u64,
+    /// Outages: (start, seconds), in wall-clock epoch seconds.
+    pub outages: Vec<(i64, i64)>,
+}
+
+impl Summary {
+    /// Samples written.
+    pub fn samples(&self) -> u64 {
+        self.per_host.values().sum()
+    }
+}
+
+/// Include-then-exclude globs.
+struct Filter {
+    include: Vec<glob::Pattern>,
+    exclude: Vec<glob::Pattern>,
+}
+
+impl Filter {
+    fn new(include: &[String], exclude: &[String], what: &str) -> Result<Filter> {
+        let parse = |v: &[String]| -> Result<Vec<glob::Pattern>> {
+            v.iter()
+                .map(|p| {
+                    glob::Pattern::new(p).map_err(|e| Error::usage(format!("--{what} `{p}`: {e}")))
+                })
+                .collect()
+        };
+        Ok(Filter {
+            include: parse(include)?,
+            exclude: parse(exclude)?,
+        })
+    }
+
+    fn keeps(&self, name: &str) -> bool {
+        crate::hierarchy::selects(&self.include, &self.exclude, name)
+    }
+}
+
+/// The recording file: whole lines, flushed every poll, synced.
+struct Recording {
+    path: PathBuf,
+    out: BufWriter<File>,
+    /// Length of the file up to its last complete, flushed line.
+    good: u64,
+    header: bool,
+    last_sync: Instant,
+}
+
+impl Recording {
+    fn open(path: &Path, append: bool) -> Result<Recording> {
+        let exists = std::fs::symlink_metadata(path).is_ok();
+        if exists && !append {
+            return Err(Error::usage(format!(
+                "{}: the file exists: give --append to add to it (it is never overwritten)",
+                path.display()
+            )));
+        }
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .write(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::in_file(path, e))?;
+        let (good, header) = if exists {
+            resume(&mut file, path)?
+        } else {
+            (0, false)
+        };
+        file.seek(SeekFrom::Start(good))
+            .map_err(|e| Error::in_file(path, e))?;
+        Ok(Recording {
+            path: path.to_path_buf(),
+            out: BufWriter::new(file),
+            good,
+            header,
+            last_sync: Instant::now(),
+        })
+    }
+
+    /// Writes `text` (whole lines) and flushes; on failure the file is cut
+    /// back to its last complete line.
+    fn write(&mut self, text: &[u8], sync_every: Duration) -> Result<()> {
+        let done = self.out.write_all(text).and_then(|()| self.out.flush());
+        if let Err(e) = done {
+            let f = self.out.get_ref();
+            let _ = f.set_len(self.good);
+            return Err(Error::in_file(
+                &self.path,
+                format!("{e}; the recording ends at its last complete line"),
+            ));
+        }
+        self.good += text.len() as u64;
+        if self.last_sync.elapsed() >= sync_every {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.last_sync = Instant::now();
+        self.out
+            .get_ref()
+            .sync_data()
+            .map_err(|e| Error::in_file(&self.path, e))
+    }
+}
+
+/// Where an existing recording resumes: after its last complete line (a
+/// torn last line is dropped); whether it has its header.
+fn resume(file: &mut File, path: &Path) -> Result<(u64, bool)> {
+    let io = |e: std::io::Error| Error::in_file(path, e);
+    let len = file.metadata().map_err(io)?.len();
+    let mut head = Vec::new();
+    file.take(4096).read_to_end(&mut head).map_err(io)?;
+    if !head.is_empty() && !head.starts_with(b"# collector") && !head.starts_with(b"#") {
+        return Err(Error::in_file(
+            path,
+            "--append: this is not a .traced recording (no `#` header)",
+        ));
+    }
+    // The last newline, read backwards a block at a time.
+    let mut end = len;
+    let mut buf = vec![0u8; 1 << 16];
+    let good = loop {
+        if end == 0 {
+            break 0;
+        }
+        let start = end.saturating_sub(buf.len() as u64);
+        let n = (end - start) as usize;
+        file.seek(SeekFrom::Start(start)).map_err(io)?;
+        let block = buf.get_mut(..n).unwrap_or_default();
+        file.read_exact(block).map_err(io)?;
+        if let Some(i) = memchr::memrchr(b'\n', block) {
+            break start + i as u64 + 1;
+        }
+        end = start;
+    };
+    if good < len {
+        file.set_len(good).map_err(io)?;
+        eprintln!(
+            "integrador: {}: a torn last line ({} bytes) dropped before appending",
+            path.display(),
+            len - good
+        );
+    }
+    Ok((good, good > 0))
+}
+
+/// One server's answer, whole.
+fn poll(server: &str) -> std::io::Result<Vec<u8>> {
+    use std::net::{TcpStream, ToSocketAddrs};
+    let addr = if server.contains(':') {
+        server.to_string()
+    } else {
+        format!("{server}:8649")
+    };
+    let mut last = std::io::Error::other(format!("{addr}: no address"));
+    for a in addr.to_socket_addrs()? {
+        match TcpStream::connect_timeout(&a, Duration::from_secs(5)) {
+            Ok(mut s) => {
+                s.set_read_timeout(Some(Duration::from_secs(30)))?;
+                let mut v = Vec::new();
+                (&mut s).take(MAX_ANSWER).read_to_end(&mut v)?;
+                return Ok(v);
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// The recorder's state between polls.
+struct Recorder<'a> {
+    args: &'a GangliaArgs,
+    hosts: Filter,
+    metrics: Filter,
+    seen: HashMap<(Box<str>, Box<str>), Recent>,
+    summary: Summary,
+    line: Vec<u8>,
+}
+
+impl Recorder<'_> {
+    /// The lines of an answer's new samples; `None` when it did not parse.
+    fn lines(
+        &mut self,
+        xml: &[u8],
+        server: &str,
+    ) -> std::result::Result<(Vec<u8>, Option<String>), String> {
+        let mut r = XmlReader::new(xml);
+        let mut e = Entry::default();
+        let mut new: Vec<(i64, usize, usize)> = Vec::new();
+        let mut text = Vec::new();
+        let mut cluster = None;
+        loop {
+            match r.next_entry(&mut e) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(err) => return Err(format!("{server}: {err}")),
+            }
+            if cluster.is_none() {
+                cluster.clone_from(&e.cluster);
+            }
+            if !self.hosts.keeps(&e.host) || !self.metrics.keeps(&e.metric) {
+                continue;
+            }
+            let key = (e.host.as_str().into(), e.metric.as_str().into());
+            let recent = self.seen.entry(key).or_default();
+            if recent.contains(e.time) {
+                self.summary.repeated += 1;
+                continue;
+            }
+            recent.insert(e.time);
+            self.line.clear();
+            let mut b = itoa::Buffer::new();
+            self.line.extend_from_slice(b.format(e.time).as_bytes());
+            self.line.push(b' ');
+            self.line.extend_from_slice(e.metric.as_bytes());
+            self.line.push(b' ');
+            self.line.extend_from_slice(e.host.as_bytes());
+            self.line.push(b' ');
+            let mut f = ryu::Buffer::new();
+            let v = f.format(e.value);
+            self.line
+                .extend_from_slice(v.strip_suffix(".0").unwrap_or(v).as_bytes());
+            self.line.push(b'\n');
+            new.push((e.time, text.len(), self.line.len()));
+            text.extend_from_slice(&self.line);
+            *self.summary.per_host.entry(e.host.clone()).or_default() += 1;
+        }
+        // In time order within the poll (stable: document order at ties).
+        new.sort_by_key(|&(t, _, _)| t);
+        let mut out = Vec::with_capacity(text.len());
+        for (_, at, len) in new {
+            out.extend_from_slice(text.get(at..at + len).unwrap_or_default());
+        }
+        Ok((out, cluster))
+    }
+}
+
+fn now_epoch() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Records until `--for`, `--once` or a signal; returns the summary.
+pub fn ganglia(args: &GangliaArgs) -> Result<Summary> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .map_err(|e| Error::input(format!("signals: {e}")))?;
+    }
+    if let Some(d) = &args.xml_dir {
+        std::fs::create_dir_all(d).map_err(|e| Error::in_file(d, e))?;
+    }
+    let mut rec = Recording::open(&args.output, args.append)?;
+    let mut r = Recorder {
+        args,
+        hosts: Filter::new(&args.hosts, &args.exclude_hosts, "host")?,
+        metrics: Filter::new(&args.metrics, &args.exclude_metrics, "metric")?,
+        seen: HashMap::new(),
+        summary: Summary::default(),
+        line: Vec::new(),
+    };
+    let every = Duration::from_nanos(args.every.max(1_000_000) as u64);
+    let sync_every = Duration::from_nanos(args.sync_every.max(0) as u64);
+    let end = args
+        .duration
+        .map(|d| Instant::now() + Duration::from_nanos(d.max(0) as u64));
+    let mut outage: Option<(i64, Instant)> = None;
+    let mut backoff = every;
+    loop {
+        let started = Instant::now();
+        let answered = poll_once(&mut r, &mut rec, sync_every)?;
+        match (answered, outage) {
+            (true, Some((since, _))) => {
+                let secs = now_epoch() - since;
+                eprintln!(
+                    "integrador: record: the server answers again after {secs} s (samples older than a metric's DMAX may be missing)"
+                );
+                r.summary.outages.push((since, secs));
+                outage = None;
+                backoff = every;
+            }
+            (false, None) => {
+                eprintln!("integrador: record: no server answers; retrying");
+                outage = Some((now_epoch(), started));
+            }
+            (false, Some(_)) => backoff = (backoff * 2).min(Duration::from_secs(60)).max(every),
+            (true, None) => {}
+        }
+        if args.once || stop.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e) {
+            break;
+        }
+        let wait = if outage.is_some() { backoff } else { every };
+        let next = started + wait;
+        while Instant::now() < next {
+            if stop.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e) {
+                break;
+            }
+            std::thread::sleep(
+                Duration::from_millis(50).min(next.saturating_duration_since(Instant::now())),
+            );
+        }
+        if stop.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e) {
+            break;
+        }
+    }
+    if let Some((since, _)) = outage {
+        r.summary.outages.push((since, now_epoch() - since));
+    }
+    rec.sync()?;
+    Ok(r.summary)
+}
+
+/// One poll: the first server that answers, its new samples written.
+/// `Ok(false)` when none answered or the answer did not parse.
+fn poll_once(r: &mut Recorder<'_>, rec: &mut Recording, sync_every: Duration) -> Result<bool> {
+    let mut answer = None;
+    for s in &r.args.servers {
+        match poll(s) {
+            Ok(xml) => {
+                answer = Some((s.clone(), xml));
+                break;
+            }
+            Err(e) => eprintln!("integrador: record: {s}: {e}"),
+        }
+    }
+    let Some((server, xml)) = answer else {
+        r.summary.failed += 1;
+        return Ok(false);
+    };
+    if let Some(d) = &r.args.xml_dir {
+        let p = d.join(format!("{}-{:06}.xml", now_epoch(), r.summary.polls));
+        std::fs::write(&p, &xml).map_err(|e| Error::in_file(&p, e))?;
+    }
+    let (lines, cluster) = match r.lines(&xml, &server) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("integrador: record: poll skipped: {e}");
+            r.summary.failed += 1;
+            return Ok(false);
+        }
+    };
+    r.summary.polls += 1;
+    let mut text = Vec::new();
+    if !rec.header {
+        let collector = server.split(':').next().unwrap_or(&server);
+        text.extend_from_slice(format!("# collector {collector}\n").as_bytes());
+        if let Some(c) = cluster {
+            text.extend_from_slice(format!("# cluster {c}\n").as_bytes());
+        }
+        // Each poll is written at once, so a new sample may be older than
+        // ones written before, by up to gmond's largest TMAX (20 min).
+        text.extend_from_slice(b"# reorder-window 20m\n");
+        rec.header = true;
+    }
+    text.extend_from_slice(&lines);
+    rec.write(&text, sync_every)?;
+    Ok(true)
+}
+
+/// The closing summary, one screen.
+pub fn write_summary(w: &mut dyn Write, path: &Path, s: &Summary) -> std::io::Result<()> {
+    writeln!(
+        w,
+        "integrador: recorded {} sample(s) of {} host(s) to {} in {} poll(s) ({} failed, {} sample(s) already written skipped)",
+        s.samples(),
+        s.per_host.len(),
+        path.display(),
+        s.polls,
+        s.failed,
+        s.repeated
+    )?;
+    for (host, n) in s.per_host.iter().take(20) {
+        writeln!(w, "  {host}: {n}")?;
+    }
+    if s.per_host.len() > 20 {
+        writeln!(w, "  ... {} more host(s)", s.per_host.len() - 20)?;
+    }
+    for (start, secs) in &s.outages {
+        writeln!(w, "  outage: from {start} for {secs} s")?;
+    }
+    Ok(())
+}

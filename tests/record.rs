@@ -1,0 +1,236 @@
+//! `integrador record ganglia` against a stand-in gmond: a TCP server on a
+//! free localhost port that answers each connection with the next of the
+//! real gmond snapshots of `tests/data/ganglia/snapshots` (what a real
+//! gmond serves: one XML document, then it closes). The recording is
+//! checked against the samples of the same snapshots.
+
+mod common;
+
+use common::*;
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn snapshots() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(fixture("ganglia/snapshots"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Serves `answers` in turn, one per connection, then the last again.
+fn serve(listener: TcpListener, answers: Vec<Vec<u8>>) {
+    std::thread::spawn(move || {
+        let mut i = 0;
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { continue };
+            let a = &answers[i.min(answers.len() - 1)];
+            let _ = c.write_all(a);
+            i += 1;
+        }
+    });
+}
+
+fn record(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_integrador"))
+        .arg("record")
+        .arg("ganglia")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn lines(p: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn a_recording_holds_every_distinct_sample_once() {
+    let d = tempdir();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let answers: Vec<Vec<u8>> = snapshots()
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    let n = answers.len();
+    serve(l, answers);
+    let out = d.path().join("g.traced");
+    let server = format!("127.0.0.1:{port}");
+    let o = record(&[
+        &server,
+        "-o",
+        out.to_str().unwrap(),
+        "--every",
+        "50ms",
+        "--for",
+        &format!("{}ms", 50 * n + 400),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.ends_with('\n'));
+    let l = lines(&out);
+    assert_eq!(l[0], "# collector 127.0.0.1");
+    assert!(l[1].starts_with("# cluster "), "{}", l[1]);
+    assert_eq!(l[2], "# reorder-window 20m");
+    let samples: Vec<&String> = l.iter().filter(|x| !x.starts_with('#')).collect();
+    let distinct: std::collections::BTreeSet<(String, String, String)> = samples
+        .iter()
+        .map(|x| {
+            let w: Vec<&str> = x.split(' ').collect();
+            (w[0].into(), w[1].into(), w[2].into())
+        })
+        .collect();
+    assert_eq!(distinct.len(), samples.len(), "a sample written twice");
+    let exp = read_json(&fixture("ganglia/snapshots/samples.expected.json"));
+    assert_eq!(
+        samples.len() as u64,
+        exp["distinct_samples"].as_u64().unwrap()
+    );
+    assert!(
+        err.contains(&format!("recorded {} sample(s)", samples.len())),
+        "{err}"
+    );
+    // -ganglia reads it, and pj_dump takes the trace.
+    let trace = d.path().join("g.paje");
+    run_ok(&["-ganglia", out.to_str().unwrap()], &trace);
+    assert_valid(&trace);
+}
+
+#[test]
+fn a_server_that_is_down_at_start_is_waited_for() {
+    let d = tempdir();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = d.path().join("g.traced");
+    let server = format!("127.0.0.1:{port}");
+    let child = Command::new(env!("CARGO_BIN_EXE_integrador"))
+        .args([
+            "record",
+            "ganglia",
+            &server,
+            "-o",
+            out.to_str().unwrap(),
+            "--every",
+            "100ms",
+            "--for",
+            "2s",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    serve(l, vec![std::fs::read(&snapshots()[0]).unwrap()]);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("no server answers; retrying"), "{err}");
+    assert!(err.contains("answers again after"), "{err}");
+    assert!(lines(&out).len() > 10);
+}
+
+#[test]
+fn an_existing_file_is_appended_to_only_when_asked_and_a_torn_line_goes() {
+    let d = tempdir();
+    let out = d.path().join("g.traced");
+    let before = "# collector 127.0.0.1\n1795264440 cpu_user node09 1.5\n1795264441 cpu_us";
+    std::fs::write(&out, before).unwrap();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = format!("127.0.0.1:{}", l.local_addr().unwrap().port());
+    serve(l, vec![std::fs::read(&snapshots()[0]).unwrap()]);
+    let o = record(&[&server, "-o", out.to_str().unwrap(), "--once"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), before);
+    let o = record(&[&server, "-o", out.to_str().unwrap(), "--once", "--append"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("torn last line"), "{err}");
+    let l = lines(&out);
+    assert_eq!(l[1], "1795264440 cpu_user node09 1.5");
+    assert!(l[2].split(' ').count() == 4, "{}", l[2]);
+    assert_eq!(l.iter().filter(|x| x.starts_with("# collector")).count(), 1);
+}
+
+#[test]
+fn garbage_answers_are_skipped_not_fatal() {
+    let d = tempdir();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = format!("127.0.0.1:{}", l.local_addr().unwrap().port());
+    let good = std::fs::read(&snapshots()[0]).unwrap();
+    let cut = good[..good.len() / 2].to_vec();
+    serve(l, vec![b"<html>nope</html".to_vec(), cut, good]);
+    let out = d.path().join("g.traced");
+    let o = record(&[
+        &server,
+        "-o",
+        out.to_str().unwrap(),
+        "--every",
+        "50ms",
+        "--for",
+        "600ms",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("poll skipped"), "{err}");
+    assert!(std::fs::read_to_string(&out).unwrap().ends_with('\n'));
+    assert!(lines(&out).len() > 10, "{err}");
+}
+
+#[test]
+fn sigterm_ends_a_recording_at_a_whole_line() {
+    let d = tempdir();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = format!("127.0.0.1:{}", l.local_addr().unwrap().port());
+    serve(
+        l,
+        snapshots()
+            .iter()
+            .map(|p| std::fs::read(p).unwrap())
+            .collect(),
+    );
+    let out = d.path().join("g.traced");
+    let child = Command::new(env!("CARGO_BIN_EXE_integrador"))
+        .args([
+            "record",
+            "ganglia",
+            &server,
+            "-o",
+            out.to_str().unwrap(),
+            "--every",
+            "50ms",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("recorded"), "{err}");
+    assert!(std::fs::read_to_string(&out).unwrap().ends_with('\n'));
+    run_ok(
+        &["-ganglia", out.to_str().unwrap()],
+        &d.path().join("g.paje"),
+    );
+}
