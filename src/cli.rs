@@ -157,7 +157,7 @@ pub enum Record {
     /// .traced recording, which -ganglia reads
     ///
     /// Example: integrador record ganglia localhost:8649 -o cluster.traced --every 5s --for 1h
-    Ganglia(crate::record::GangliaArgs),
+    Ganglia(Box<crate::record::GangliaArgs>),
 }
 
 /// The words that start a subcommand: what follows is the subcommand's.

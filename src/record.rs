@@ -34,12 +34,18 @@ pub struct GangliaArgs {
     /// HOST[:PORT]; more are fallbacks for the same cluster, tried in turn
     #[arg(required = true, value_name = "HOST[:PORT]")]
     pub servers: Vec<String>,
-    /// The .traced recording to write
+    /// The .traced recording to write; with gmetad and several clusters,
+    /// a name with `{cluster}` gives one file per cluster
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: PathBuf,
-    /// Time between polls
-    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = crate::time::parse_duration)]
-    pub every: i64,
+    /// Time between polls (default: the smallest TMAX of the recorded
+    /// metrics, at most 15 s)
+    #[arg(long, value_name = "DURATION", value_parser = crate::time::parse_duration)]
+    pub every: Option<i64>,
+    /// A TOML file whose `[record]` section gives hosts, exclude_hosts,
+    /// metrics and exclude_metrics (globs), added to the options'
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Stop after this long (default: until SIGINT or SIGTERM)
     #[arg(long = "for", value_name = "DURATION", value_parser = crate::time::parse_duration)]
     pub duration: Option<i64>,
@@ -89,6 +95,54 @@ impl Summary {
     pub fn samples(&self) -> u64 {
         self.per_host.values().sum()
     }
+}
+
+/// The `[record]` section of `--config`.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RecordSection {
+    #[serde(default)]
+    hosts: Vec<String>,
+    #[serde(default)]
+    exclude_hosts: Vec<String>,
+    #[serde(default)]
+    metrics: Vec<String>,
+    #[serde(default)]
+    exclude_metrics: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct ConfigFile {
+    #[serde(default)]
+    record: RecordSection,
+}
+
+/// The filters of the options and of `--config`'s `[record]` section.
+fn filters(args: &GangliaArgs) -> Result<(Filter, Filter)> {
+    let mut c = RecordSection::default();
+    if let Some(path) = &args.config {
+        let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+        let text = integrador_lines::read_to_string_bounded(file, 1 << 20)
+            .map_err(|e| Error::in_file(path, e))?;
+        let origin = path.display().to_string();
+        c = crate::hierarchy::Text::of_file(&text, &origin)
+            .view::<ConfigFile>()?
+            .record;
+    }
+    let join =
+        |a: &[String], b: Vec<String>| -> Vec<String> { a.iter().cloned().chain(b).collect() };
+    Ok((
+        Filter::new(
+            &join(&args.hosts, c.hosts),
+            &join(&args.exclude_hosts, c.exclude_hosts),
+            "host",
+        )?,
+        Filter::new(
+            &join(&args.metrics, c.metrics),
+            &join(&args.exclude_metrics, c.exclude_metrics),
+            "metric",
+        )?,
+    ))
 }
 
 /// Include-then-exclude globs.
@@ -256,36 +310,55 @@ struct Recorder<'a> {
     args: &'a GangliaArgs,
     hosts: Filter,
     metrics: Filter,
-    seen: HashMap<(Box<str>, Box<str>), Recent>,
+    /// Per (cluster, host, metric): the sample times written.
+    seen: HashMap<Series, Recent>,
     summary: Summary,
     line: Vec<u8>,
+    /// The smallest TMAX and DMAX (> 0) of the recorded metrics.
+    tmax: Option<i64>,
+    dmax: Option<i64>,
+    /// The recordings, by cluster (`""` without a `{cluster}` pattern).
+    files: std::collections::BTreeMap<String, Recording>,
+    sync_every: Duration,
 }
 
+/// (cluster, host, metric).
+type Series = (Box<str>, Box<str>, Box<str>);
+
+/// One poll's new lines of one cluster, in time order.
+type Lines = std::collections::BTreeMap<String, Vec<(i64, Vec<u8>)>>;
+
 impl Recorder<'_> {
-    /// The lines of an answer's new samples; `None` when it did not parse.
-    fn lines(
-        &mut self,
-        xml: &[u8],
-        server: &str,
-    ) -> std::result::Result<(Vec<u8>, Option<String>), String> {
+    /// The new samples of an answer, as lines by cluster; an error when it
+    /// did not parse (nothing of it is kept then).
+    fn lines(&mut self, xml: &[u8], server: &str) -> std::result::Result<Lines, String> {
         let mut r = XmlReader::new(xml);
         let mut e = Entry::default();
-        let mut new: Vec<(i64, usize, usize)> = Vec::new();
-        let mut text = Vec::new();
-        let mut cluster = None;
+        let mut all = Vec::new();
         loop {
             match r.next_entry(&mut e) {
                 Ok(true) => {}
                 Ok(false) => break,
                 Err(err) => return Err(format!("{server}: {err}")),
             }
-            if cluster.is_none() {
-                cluster.clone_from(&e.cluster);
+            if self.hosts.keeps(&e.host) && self.metrics.keeps(&e.metric) {
+                all.push(e.clone());
             }
-            if !self.hosts.keeps(&e.host) || !self.metrics.keeps(&e.metric) {
-                continue;
+        }
+        let mut out = Lines::new();
+        for e in all {
+            if let Some(t) = e.tmax.filter(|&t| t > 0) {
+                self.tmax = Some(self.tmax.map_or(t, |m| m.min(t)));
             }
-            let key = (e.host.as_str().into(), e.metric.as_str().into());
+            if let Some(d) = e.dmax.filter(|&d| d > 0) {
+                self.dmax = Some(self.dmax.map_or(d, |m| m.min(d)));
+            }
+            let cluster = e.cluster.as_deref().unwrap_or_default();
+            let key = (
+                cluster.into(),
+                e.host.as_str().into(),
+                e.metric.as_str().into(),
+            );
             let recent = self.seen.entry(key).or_default();
             if recent.contains(e.time) {
                 self.summary.repeated += 1;
@@ -305,17 +378,46 @@ impl Recorder<'_> {
             self.line
                 .extend_from_slice(v.strip_suffix(".0").unwrap_or(v).as_bytes());
             self.line.push(b'\n');
-            new.push((e.time, text.len(), self.line.len()));
-            text.extend_from_slice(&self.line);
+            let cluster = e.cluster.clone().unwrap_or_default();
+            out.entry(cluster)
+                .or_default()
+                .push((e.time, self.line.clone()));
             *self.summary.per_host.entry(e.host.clone()).or_default() += 1;
         }
         // In time order within the poll (stable: document order at ties).
-        new.sort_by_key(|&(t, _, _)| t);
-        let mut out = Vec::with_capacity(text.len());
-        for (_, at, len) in new {
-            out.extend_from_slice(text.get(at..at + len).unwrap_or_default());
+        for v in out.values_mut() {
+            v.sort_by_key(|&(t, _)| t);
         }
-        Ok((out, cluster))
+        Ok(out)
+    }
+
+    /// The recording of `cluster`, opened at its first sample.
+    fn file(&mut self, cluster: &str) -> Result<&mut Recording> {
+        let pattern = self.args.output.to_string_lossy();
+        let key = if pattern.contains("{cluster}") {
+            cluster.to_string()
+        } else {
+            String::new()
+        };
+        if !self.files.contains_key(&key) {
+            let name = pattern.replace("{cluster}", &key.replace(['/', '\0'], "_"));
+            let rec = Recording::open(Path::new(&name), self.args.append)?;
+            self.files.insert(key.clone(), rec);
+        }
+        self.files
+            .get_mut(&key)
+            .ok_or_else(|| Error::input("internal: a recording vanished"))
+    }
+
+    /// The time between polls: `--every`, else the smallest TMAX seen, at
+    /// most 15 s, at least 1 s.
+    fn every(&self) -> Duration {
+        let ns = match (self.args.every, self.tmax) {
+            (Some(e), _) => e.max(1_000_000),
+            (None, Some(t)) => t.clamp(1, 15) * 1_000_000_000,
+            (None, None) => 15_000_000_000,
+        };
+        Duration::from_nanos(ns as u64)
     }
 }
 
@@ -335,69 +437,83 @@ pub fn ganglia(args: &GangliaArgs) -> Result<Summary> {
     if let Some(d) = &args.xml_dir {
         std::fs::create_dir_all(d).map_err(|e| Error::in_file(d, e))?;
     }
-    let mut rec = Recording::open(&args.output, args.append)?;
+    let (hosts, metrics) = filters(args)?;
     let mut r = Recorder {
         args,
-        hosts: Filter::new(&args.hosts, &args.exclude_hosts, "host")?,
-        metrics: Filter::new(&args.metrics, &args.exclude_metrics, "metric")?,
+        hosts,
+        metrics,
         seen: HashMap::new(),
         summary: Summary::default(),
         line: Vec::new(),
+        tmax: None,
+        dmax: None,
+        files: std::collections::BTreeMap::new(),
+        sync_every: Duration::from_nanos(args.sync_every.max(0) as u64),
     };
-    let every = Duration::from_nanos(args.every.max(1_000_000) as u64);
-    let sync_every = Duration::from_nanos(args.sync_every.max(0) as u64);
+    // One recording is opened now: an existing file is refused at once.
+    if !args.output.to_string_lossy().contains("{cluster}") {
+        r.file("")?;
+    }
     let end = args
         .duration
         .map(|d| Instant::now() + Duration::from_nanos(d.max(0) as u64));
-    let mut outage: Option<(i64, Instant)> = None;
-    let mut backoff = every;
+    let over = |stop: &AtomicBool| {
+        stop.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e)
+    };
+    let mut outage: Option<i64> = None;
+    let mut backoff = r.every();
     loop {
         let started = Instant::now();
-        let answered = poll_once(&mut r, &mut rec, sync_every)?;
+        let answered = poll_once(&mut r, outage.is_some())?;
         match (answered, outage) {
-            (true, Some((since, _))) => {
+            (true, Some(since)) => {
                 let secs = now_epoch() - since;
-                eprintln!(
-                    "integrador: record: the server answers again after {secs} s (samples older than a metric's DMAX may be missing)"
-                );
+                let lost = match r.dmax {
+                    Some(d) if secs > d => format!("longer than the smallest DMAX ({d} s): samples of that time may be lost"),
+                    Some(d) => format!("within the smallest DMAX ({d} s): gmond still held what it reported meanwhile, but only each metric's latest value"),
+                    None => "its metrics never expire (DMAX 0), but only each metric's latest value was held".into(),
+                };
+                eprintln!("integrador: record: the server answers again after {secs} s, {lost}");
                 r.summary.outages.push((since, secs));
                 outage = None;
-                backoff = every;
+                backoff = r.every();
             }
             (false, None) => {
                 eprintln!("integrador: record: no server answers; retrying");
-                outage = Some((now_epoch(), started));
+                outage = Some(now_epoch());
             }
-            (false, Some(_)) => backoff = (backoff * 2).min(Duration::from_secs(60)).max(every),
+            (false, Some(_)) => {
+                backoff = (backoff * 2).min(Duration::from_secs(60)).max(r.every());
+            }
             (true, None) => {}
         }
-        if args.once || stop.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e) {
+        if args.once || over(&stop) {
             break;
         }
-        let wait = if outage.is_some() { backoff } else { every };
+        let wait = if outage.is_some() { backoff } else { r.every() };
         let next = started + wait;
-        while Instant::now() < next {
-            if stop.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e) {
-                break;
-            }
+        while Instant::now() < next && !over(&stop) {
             std::thread::sleep(
                 Duration::from_millis(50).min(next.saturating_duration_since(Instant::now())),
             );
         }
-        if stop.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e) {
+        if over(&stop) {
             break;
         }
     }
-    if let Some((since, _)) = outage {
+    if let Some(since) = outage {
         r.summary.outages.push((since, now_epoch() - since));
     }
-    rec.sync()?;
+    for rec in r.files.values_mut() {
+        rec.sync()?;
+    }
     Ok(r.summary)
 }
 
 /// One poll: the first server that answers, its new samples written.
-/// `Ok(false)` when none answered or the answer did not parse.
-fn poll_once(r: &mut Recorder<'_>, rec: &mut Recording, sync_every: Duration) -> Result<bool> {
+/// `Ok(false)` when none answered or the answer did not parse. During an
+/// outage (`quiet`) the servers' errors are not repeated every poll.
+fn poll_once(r: &mut Recorder<'_>, quiet: bool) -> Result<bool> {
     let mut answer = None;
     for s in &r.args.servers {
         match poll(s) {
@@ -405,7 +521,8 @@ fn poll_once(r: &mut Recorder<'_>, rec: &mut Recording, sync_every: Duration) ->
                 answer = Some((s.clone(), xml));
                 break;
             }
-            Err(e) => eprintln!("integrador: record: {s}: {e}"),
+            Err(e) if !quiet => eprintln!("integrador: record: {s}: {e}"),
+            Err(_) => {}
         }
     }
     let Some((server, xml)) = answer else {
@@ -416,7 +533,7 @@ fn poll_once(r: &mut Recorder<'_>, rec: &mut Recording, sync_every: Duration) ->
         let p = d.join(format!("{}-{:06}.xml", now_epoch(), r.summary.polls));
         std::fs::write(&p, &xml).map_err(|e| Error::in_file(&p, e))?;
     }
-    let (lines, cluster) = match r.lines(&xml, &server) {
+    let lines = match r.lines(&xml, &server) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("integrador: record: poll skipped: {e}");
@@ -425,20 +542,28 @@ fn poll_once(r: &mut Recorder<'_>, rec: &mut Recording, sync_every: Duration) ->
         }
     };
     r.summary.polls += 1;
-    let mut text = Vec::new();
-    if !rec.header {
-        let collector = server.split(':').next().unwrap_or(&server);
-        text.extend_from_slice(format!("# collector {collector}\n").as_bytes());
-        if let Some(c) = cluster {
-            text.extend_from_slice(format!("# cluster {c}\n").as_bytes());
+    let sync_every = r.sync_every;
+    // A `# cluster` header names the one cluster of a file.
+    let one = lines.len() == 1 || r.args.output.to_string_lossy().contains("{cluster}");
+    for (cluster, new) in lines {
+        let rec = r.file(&cluster)?;
+        let mut text = Vec::new();
+        if !rec.header {
+            let collector = server.split(':').next().unwrap_or(&server);
+            text.extend_from_slice(format!("# collector {collector}\n").as_bytes());
+            if one && !cluster.is_empty() {
+                text.extend_from_slice(format!("# cluster {cluster}\n").as_bytes());
+            }
+            // Each poll is written at once, so a new sample may be older
+            // than ones written before, by up to gmond's largest TMAX.
+            text.extend_from_slice(b"# reorder-window 20m\n");
+            rec.header = true;
         }
-        // Each poll is written at once, so a new sample may be older than
-        // ones written before, by up to gmond's largest TMAX (20 min).
-        text.extend_from_slice(b"# reorder-window 20m\n");
-        rec.header = true;
+        for (_, line) in new {
+            text.extend_from_slice(&line);
+        }
+        rec.write(&text, sync_every)?;
     }
-    text.extend_from_slice(&lines);
-    rec.write(&text, sync_every)?;
     Ok(true)
 }
 

@@ -234,3 +234,58 @@ fn sigterm_ends_a_recording_at_a_whole_line() {
         &d.path().join("g.paje"),
     );
 }
+
+/// gmetad answers for several clusters: `{cluster}` in the name gives one
+/// recording per cluster, each with its own `# cluster` header; a
+/// `--config` file's `[record]` section filters like the options.
+#[test]
+fn gmetad_clusters_go_to_their_own_files_and_config_filters() {
+    let d = tempdir();
+    let snap = std::fs::read_to_string(&snapshots()[0]).unwrap();
+    let start = snap.find("<CLUSTER ").unwrap();
+    let end = snap.find("</CLUSTER>").unwrap() + "</CLUSTER>".len();
+    let a = &snap[start..end];
+    let b = a.replace("NAME=\"cluster.example\"", "NAME=\"other.example\"");
+    let doc = format!(
+        "{}<GANGLIA_XML VERSION=\"3.7.2\" SOURCE=\"gmetad\">\n<GRID NAME=\"grid\" AUTHORITY=\"x\" LOCALTIME=\"1795264448\">\n{a}\n{b}\n</GRID>\n</GANGLIA_XML>\n",
+        &snap[..snap.find("<GANGLIA_XML").unwrap()]
+    );
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = format!("127.0.0.1:{}", l.local_addr().unwrap().port());
+    serve(l, vec![doc.into_bytes()]);
+    let conf = d.path().join("rec.toml");
+    std::fs::write(&conf, "[record]\nexclude_metrics = [\"boot*\"]\n").unwrap();
+    let pattern = d.path().join("{cluster}.traced");
+    let o = record(&[
+        &server,
+        "-o",
+        pattern.to_str().unwrap(),
+        "--once",
+        "--config",
+        conf.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    for c in ["cluster.example", "other.example"] {
+        let l = lines(&d.path().join(format!("{c}.traced")));
+        assert_eq!(l[1], format!("# cluster {c}"));
+        assert!(l.len() > 10);
+        assert!(!l.iter().any(|x| x.contains(" boottime ")), "config filter");
+    }
+    let bad = d.path().join("bad.toml");
+    std::fs::write(&bad, "[record]\nmetricz = [\"x\"]\n").unwrap();
+    let o = record(&[
+        &server,
+        "-o",
+        d.path().join("x.traced").to_str().unwrap(),
+        "--once",
+        "--config",
+        bad.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("bad.toml: line 2: unknown field `metricz`"),
+        "{err}"
+    );
+}

@@ -34,6 +34,18 @@ pub struct Text<'a> {
     pub(super) levels: &'a [Level],
 }
 
+impl<'a> Text<'a> {
+    /// Any TOML file's text (a recorder's `--config`), for its errors to
+    /// cite lines; it has no levels.
+    pub fn of_file(text: &'a str, origin: &'a str) -> Text<'a> {
+        Text {
+            text,
+            origin,
+            levels: &[],
+        }
+    }
+}
+
 impl Text<'_> {
     /// The line of byte `offset`.
     pub fn line_of(&self, offset: usize) -> usize {

@@ -28,6 +28,10 @@ pub struct Entry {
     pub value: f64,
     /// The reply time the sample time was computed from.
     pub reply: i64,
+    /// The metric's TMAX (the most seconds between its reports), if given.
+    pub tmax: Option<i64>,
+    /// Its DMAX (seconds after which gmond forgets it; 0 = never), if given.
+    pub dmax: Option<i64>,
 }
 
 /// A malformed snapshot, at a byte offset.
@@ -237,6 +241,8 @@ impl<R: BufRead> XmlReader<R> {
                     out.cluster.clone_from(&self.cluster);
                     out.metric = name.to_string();
                     out.value = value;
+                    out.tmax = int(&a, "TMAX");
+                    out.dmax = int(&a, "DMAX");
                     return Ok(true);
                 }
                 _ => {}
