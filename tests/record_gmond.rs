@@ -191,3 +191,61 @@ fn a_real_gmond_is_recorded_sample_for_sample() {
     run_ok(&["-ganglia", out.to_str().unwrap()], &trace);
     assert_valid(&trace);
 }
+
+/// gmond killed and restarted while it is recorded: the outage is
+/// reported, nothing is written twice, the file ends at a whole line.
+#[test]
+fn a_gmond_restart_is_an_outage_not_a_duplicate() {
+    if !have("gmond") {
+        return;
+    }
+    let d = tempdir();
+    let (udp, tcp) = (free_port(), free_port());
+    let conf = d.path().join("gmond.conf");
+    std::fs::write(&conf, config(udp, tcp)).unwrap();
+    let start_gmond = || {
+        Daemon(
+            Command::new("gmond")
+                .arg("-c")
+                .arg(&conf)
+                .arg("-f")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let first = start_gmond();
+    let t0 = Instant::now();
+    while fetch(tcp).is_none() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "gmond did not answer"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = d.path().join("g.traced");
+    let recorder = Command::new(env!("CARGO_BIN_EXE_integrador"))
+        .args(["record", "ganglia", &format!("127.0.0.1:{tcp}"), "-o"])
+        .arg(&out)
+        .args(["--every", "500ms", "--for", "9s"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    drop(first);
+    std::thread::sleep(Duration::from_secs(2));
+    let _second = start_gmond();
+    let o = recorder.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("no server answers"), "{err}");
+    assert!(err.contains("answers again after"), "{err}");
+    assert!(err.contains("outage: from"), "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.ends_with('\n'), "{err}\n{text}");
+    let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let distinct: BTreeSet<&str> = samples.iter().copied().collect();
+    assert_eq!(distinct.len(), samples.len(), "a sample written twice");
+    assert!(samples.len() > 20);
+}
