@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use integrador_ganglia::xml::{Entry, XmlReader};
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -174,7 +174,9 @@ impl Filter {
 /// The recording file: whole lines, flushed every poll, synced.
 struct Recording {
     path: PathBuf,
-    out: BufWriter<File>,
+    // No BufWriter: each poll is one buffer already, and a buffer left
+    // behind by a failed write would be flushed on drop, past the cut.
+    out: File,
     /// Length of the file up to its last complete, flushed line.
     good: u64,
     header: bool,
@@ -206,7 +208,7 @@ impl Recording {
             .map_err(|e| Error::in_file(path, e))?;
         Ok(Recording {
             path: path.to_path_buf(),
-            out: BufWriter::new(file),
+            out: file,
             good,
             header,
             last_sync: Instant::now(),
@@ -216,10 +218,9 @@ impl Recording {
     /// Writes `text` (whole lines) and flushes; on failure the file is cut
     /// back to its last complete line.
     fn write(&mut self, text: &[u8], sync_every: Duration) -> Result<()> {
-        let done = self.out.write_all(text).and_then(|()| self.out.flush());
-        if let Err(e) = done {
-            let f = self.out.get_ref();
-            let _ = f.set_len(self.good);
+        if let Err(e) = self.out.write_all(text) {
+            let _ = self.out.set_len(self.good);
+            let _ = self.out.seek(SeekFrom::Start(self.good));
             return Err(Error::in_file(
                 &self.path,
                 format!("{e}; the recording ends at its last complete line"),
@@ -235,7 +236,6 @@ impl Recording {
     fn sync(&mut self) -> Result<()> {
         self.last_sync = Instant::now();
         self.out
-            .get_ref()
             .sync_data()
             .map_err(|e| Error::in_file(&self.path, e))
     }

@@ -289,3 +289,57 @@ fn gmetad_clusters_go_to_their_own_files_and_config_filters() {
         "{err}"
     );
 }
+
+/// A write that fails mid-recording (here the file-size limit, which fails
+/// a write like a full disk does, without needing a small filesystem):
+/// exit 1, and the file is what was recorded before, up to a whole line.
+#[test]
+fn a_failed_write_exits_1_and_the_file_ends_at_a_whole_line() {
+    use std::os::unix::process::CommandExt;
+    let d = tempdir();
+    let answers: Vec<Vec<u8>> = snapshots()
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    let run = |out: &std::path::Path, limit: Option<u64>| {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let server = format!("127.0.0.1:{}", l.local_addr().unwrap().port());
+        serve(l, answers.clone());
+        let mut c = Command::new(env!("CARGO_BIN_EXE_integrador"));
+        c.args(["record", "ganglia", &server, "-o"])
+            .arg(out)
+            .args(["--every", "50ms", "--for", "1500ms"]);
+        if let Some(limit) = limit {
+            // SAFETY: only async-signal-safe calls between fork and exec.
+            unsafe {
+                c.pre_exec(move || {
+                    libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                    let r = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &r) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        c.output().unwrap()
+    };
+    let full = d.path().join("full.traced");
+    let o = run(&full, None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let whole = std::fs::read(&full).unwrap();
+    let cut = d.path().join("cut.traced");
+    let o = run(&cut, Some(whole.len() as u64 * 3 / 4));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("ends at its last complete line"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let part = std::fs::read(&cut).unwrap();
+    assert!(!part.is_empty() && part.len() < whole.len() * 3 / 4);
+    assert!(part.ends_with(b"\n"));
+    assert!(whole.starts_with(&part), "not what was recorded before");
+    run_ok(&["-ganglia", cut.to_str().unwrap()], &d.path().join("g.paje"));
+}
