@@ -360,11 +360,11 @@ impl Recorder<'_> {
                 e.metric.as_str().into(),
             );
             let recent = self.seen.entry(key).or_default();
-            if recent.contains(e.time) {
+            if recent.repeats(e.time, e.value) {
                 self.summary.repeated += 1;
                 continue;
             }
-            recent.insert(e.time);
+            recent.insert(e.time, e.value);
             self.line.clear();
             let mut b = itoa::Buffer::new();
             self.line.extend_from_slice(b.format(e.time).as_bytes());

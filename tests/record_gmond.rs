@@ -83,6 +83,85 @@ impl Drop for Daemon {
     }
 }
 
+fn start_gmond(conf: &std::path::Path) -> Daemon {
+    Daemon(
+        Command::new("gmond")
+            .arg("-c")
+            .arg(conf)
+            .arg("-f")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// Value `i.h` of `test_load` for hosts node01..node03, through gmetric.
+fn inject(conf: &std::path::Path, i: u32) {
+    for h in 1..=3 {
+        // To a dead gmond this fails: some tests mean it to.
+        let _ = Command::new("gmetric")
+            .arg("-c")
+            .arg(conf)
+            .args(["-n", "test_load", "-t", "float", "-d", "600"])
+            .args(["-v", &format!("{i}.{h}")])
+            .args(["-S", &format!("10.0.0.{h}:node0{h}")])
+            .status();
+    }
+}
+
+/// Waits until gmond serves at least one sample.
+fn wait_for_samples(conf: &std::path::Path, tcp: u16) {
+    let t0 = Instant::now();
+    while fetch(tcp).is_none_or(|x| samples(&x).is_empty()) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "gmond gave no sample"
+        );
+        inject(conf, 0);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// The sample lines of a recording, checked whole and written once.
+fn recorded_lines(text: &str) -> Vec<&str> {
+    assert!(text.ends_with('\n'), "a line cut:\n{text}");
+    let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let distinct: BTreeSet<&str> = samples.iter().copied().collect();
+    assert_eq!(distinct.len(), samples.len(), "a sample written twice");
+    no_wobble(&samples);
+    samples
+}
+
+/// Each line is 4 fields, and no sample is written again a second off
+/// with the same value (ganglia.md §7's wobble).
+fn no_wobble(samples: &[&str]) {
+    let mut times: std::collections::HashMap<(&str, &str, &str), Vec<i64>> = Default::default();
+    for l in samples {
+        let w: Vec<&str> = l.split(' ').collect();
+        assert_eq!(w.len(), 4, "{l}");
+        times
+            .entry((w[1], w[2], w[3]))
+            .or_default()
+            .push(w[0].parse().unwrap());
+    }
+    for (k, mut t) in times {
+        t.sort();
+        assert!(
+            t.windows(2).all(|w| w[1] - w[0] != 1),
+            "{k:?} written a second apart: {t:?}"
+        );
+    }
+}
+
+fn test_load_values(samples: &[&str]) -> Vec<f64> {
+    samples
+        .iter()
+        .filter(|l| l.contains(" test_load "))
+        .filter_map(|l| l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()))
+        .collect()
+}
+
 fn fetch(tcp: u16) -> Option<Vec<u8>> {
     let mut s = std::net::TcpStream::connect(("127.0.0.1", tcp)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
@@ -111,16 +190,7 @@ fn a_real_gmond_is_recorded_sample_for_sample() {
     let (udp, tcp) = (free_port(), free_port());
     let conf = d.path().join("gmond.conf");
     std::fs::write(&conf, config(udp, tcp)).unwrap();
-    let _gmond = Daemon(
-        Command::new("gmond")
-            .arg("-c")
-            .arg(&conf)
-            .arg("-f")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let _gmond = start_gmond(&conf);
     let start = Instant::now();
     while fetch(tcp).is_none() {
         assert!(
@@ -172,6 +242,12 @@ fn a_real_gmond_is_recorded_sample_for_sample() {
         .collect();
     let distinct: BTreeSet<_> = recorded.iter().cloned().collect();
     assert_eq!(distinct.len(), recorded.len(), "a sample written twice");
+    no_wobble(
+        &text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>(),
+    );
     // Every sample the test saw while the recorder ran was recorded (a
     // reading of LOCALTIME − TN may differ by a second between answers).
     let near = |s: &(i64, String, String)| {
@@ -203,40 +279,8 @@ fn a_gmond_restart_is_an_outage_not_a_duplicate() {
     let (udp, tcp) = (free_port(), free_port());
     let conf = d.path().join("gmond.conf");
     std::fs::write(&conf, config(udp, tcp)).unwrap();
-    let start_gmond = || {
-        Daemon(
-            Command::new("gmond")
-                .arg("-c")
-                .arg(&conf)
-                .arg("-f")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap(),
-        )
-    };
-    let first = start_gmond();
-    let inject = |i: u32| {
-        for h in 1..=3 {
-            // To a dead gmond this fails: that is the point.
-            let _ = Command::new("gmetric")
-                .arg("-c")
-                .arg(&conf)
-                .args(["-n", "test_load", "-t", "float", "-d", "600"])
-                .args(["-v", &format!("{i}.{h}")])
-                .args(["-S", &format!("10.0.0.{h}:node0{h}")])
-                .status();
-        }
-    };
-    let t0 = Instant::now();
-    while fetch(tcp).is_none_or(|x| samples(&x).is_empty()) {
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "gmond gave no sample"
-        );
-        inject(0);
-        std::thread::sleep(Duration::from_millis(300));
-    }
+    let first = start_gmond(&conf);
+    wait_for_samples(&conf, tcp);
     let out = d.path().join("g.traced");
     let recorder = Command::new(env!("CARGO_BIN_EXE_integrador"))
         .args(["record", "ganglia", &format!("127.0.0.1:{tcp}"), "-o"])
@@ -246,15 +290,15 @@ fn a_gmond_restart_is_an_outage_not_a_duplicate() {
         .spawn()
         .unwrap();
     for i in 1..=3 {
-        inject(i);
+        inject(&conf, i);
         std::thread::sleep(Duration::from_secs(1));
     }
     drop(first);
     std::thread::sleep(Duration::from_secs(2));
-    let _second = start_gmond();
+    let _second = start_gmond(&conf);
     for i in 4..=6 {
         std::thread::sleep(Duration::from_millis(700));
-        inject(i);
+        inject(&conf, i);
     }
     let o = recorder.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
@@ -263,17 +307,82 @@ fn a_gmond_restart_is_an_outage_not_a_duplicate() {
     assert!(err.contains("answers again after"), "{err}");
     assert!(err.contains("outage: from"), "{err}");
     let text = std::fs::read_to_string(&out).unwrap();
-    assert!(text.ends_with('\n'), "{err}\n{text}");
-    let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-    let distinct: BTreeSet<&str> = samples.iter().copied().collect();
-    assert_eq!(distinct.len(), samples.len(), "a sample written twice");
+    let injected = test_load_values(&recorded_lines(&text));
     // Values injected before the kill and after the restart are there.
-    let value = |l: &&str| l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok());
-    let injected: Vec<f64> = samples
-        .iter()
-        .filter(|l| l.contains(" test_load "))
-        .filter_map(value)
-        .collect();
     assert!(injected.iter().any(|&v| v < 4.0), "{text}");
     assert!(injected.iter().any(|&v| v >= 4.0), "{text}");
+}
+
+/// gmond not running when the recorder starts: it retries, says so, and
+/// records from when gmond comes up.
+#[test]
+fn a_gmond_down_at_start_is_waited_for() {
+    if !have("gmond") {
+        return;
+    }
+    let d = tempdir();
+    let (udp, tcp) = (free_port(), free_port());
+    let conf = d.path().join("gmond.conf");
+    std::fs::write(&conf, config(udp, tcp)).unwrap();
+    let out = d.path().join("g.traced");
+    let recorder = Command::new(env!("CARGO_BIN_EXE_integrador"))
+        .args(["record", "ganglia", &format!("127.0.0.1:{tcp}"), "-o"])
+        .arg(&out)
+        .args(["--every", "500ms", "--for", "10s"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let _gmond = start_gmond(&conf);
+    wait_for_samples(&conf, tcp);
+    for i in 1..=3 {
+        inject(&conf, i);
+        std::thread::sleep(Duration::from_millis(800));
+    }
+    let o = recorder.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("no server answers; retrying"), "{err}");
+    assert!(err.contains("answers again after"), "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let injected = test_load_values(&recorded_lines(&text));
+    assert!(injected.iter().any(|&v| v >= 1.0), "{err}\n{text}");
+}
+
+/// SIGTERM while recording a real gmond: exit 0 with the summary, the file
+/// ends at a whole line and `-ganglia` makes a valid trace of it.
+#[test]
+fn sigterm_mid_recording_of_a_real_gmond() {
+    if !have("gmond") {
+        return;
+    }
+    let d = tempdir();
+    let (udp, tcp) = (free_port(), free_port());
+    let conf = d.path().join("gmond.conf");
+    std::fs::write(&conf, config(udp, tcp)).unwrap();
+    let _gmond = start_gmond(&conf);
+    wait_for_samples(&conf, tcp);
+    let out = d.path().join("g.traced");
+    let recorder = Command::new(env!("CARGO_BIN_EXE_integrador"))
+        .args(["record", "ganglia", &format!("127.0.0.1:{tcp}"), "-o"])
+        .arg(&out)
+        .args(["--every", "200ms"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for i in 1..=3 {
+        inject(&conf, i);
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(recorder.id() as i32, libc::SIGTERM) };
+    let o = recorder.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("recorded"), "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(!recorded_lines(&text).is_empty(), "{err}");
+    let trace = d.path().join("g.paje");
+    run_ok(&["-ganglia", out.to_str().unwrap()], &trace);
+    assert_valid(&trace);
 }

@@ -226,3 +226,47 @@ pub fn read_ours(trace: &Path) -> Ours {
     }
     ours
 }
+
+/// Per "host metric": how many of the exact (time, value) samples of the
+/// snapshot series in `dir` are the same sample seen again a second off
+/// (ganglia.md §7's wobble: LOCALTIME and TN are read at slightly
+/// different moments). `samples.expected.json` counts exact triples; a
+/// reader that de-duplicates the wobble finds that many fewer.
+pub fn snapshot_wobbles(dir: &Path) -> std::collections::BTreeMap<String, u64> {
+    use integrador_ganglia::xml::{Entry, XmlReader};
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+        .collect();
+    files.sort();
+    // Exact distinct samples per series, in the order first seen.
+    let mut series: BTreeMap<String, Vec<(i64, u64)>> = BTreeMap::new();
+    let mut seen = BTreeSet::new();
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        let mut r = XmlReader::new(&bytes[..]);
+        let mut e = Entry::default();
+        while r.next_entry(&mut e).unwrap() {
+            let k = format!("{} {}", e.host, e.metric);
+            if seen.insert((k.clone(), e.time)) {
+                series
+                    .entry(k)
+                    .or_default()
+                    .push((e.time, e.value.to_bits()));
+            }
+        }
+    }
+    series
+        .into_iter()
+        .map(|(k, v)| {
+            let n = v
+                .windows(2)
+                .filter(|w| w[0].0.abs_diff(w[1].0) == 1 && w[0].1 == w[1].1)
+                .count() as u64;
+            (k, n)
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}

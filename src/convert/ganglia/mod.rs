@@ -245,41 +245,55 @@ fn stats(
 }
 
 /// The sample times of one (host, metric) already written, as the latest
-/// and a bit per second before it. A value reported again by a later
-/// snapshot is the same sample, but its computed time (LOCALTIME − TN,
-/// whole seconds) can wobble by a second between snapshots (440, 441,
-/// 440): a minute of history catches that in 16 bytes a series, where a
-/// list of recent times cost a heap block each for a million metrics.
+/// and a bit per second before it, and the latest value. A value reported
+/// again by a later snapshot is the same sample, but its computed time
+/// (LOCALTIME − TN, whole seconds read at slightly different moments) can
+/// wobble by a second between snapshots (440, 441, 440): a minute of
+/// history catches a return to 440, and the latest value catches the first
+/// 441. gmond holds one sample per metric, so only the latest can come
+/// back. A minute of history costs 24 bytes a series, where a list of
+/// recent times cost a heap block each for a million metrics.
 #[derive(Default)]
 pub(crate) struct Recent {
     latest: Option<i64>,
     /// Bit `k`: time `latest - k` was written.
     mask: u64,
+    value: f64,
 }
 
 impl Recent {
-    pub(crate) fn contains(&self, t: i64) -> bool {
+    /// Whether sample (`t`, `value`) was written already: the same time,
+    /// or the latest sample's value a second off. (A new sample a second
+    /// after the latest with the very same value is taken for it: it says
+    /// nothing the latest did not.)
+    pub(crate) fn repeats(&self, t: i64, value: f64) -> bool {
+        self.contains(t)
+            || self
+                .latest
+                .is_some_and(|l| t.abs_diff(l) == 1 && value.to_bits() == self.value.to_bits())
+    }
+
+    fn contains(&self, t: i64) -> bool {
         self.latest
             .and_then(|l| l.checked_sub(t))
             .is_some_and(|k| (0..64).contains(&k) && self.mask & (1 << k) != 0)
     }
 
-    pub(crate) fn insert(&mut self, t: i64) {
+    pub(crate) fn insert(&mut self, t: i64, value: f64) {
         match self.latest.map(|l| t.checked_sub(l)) {
             Some(Some(ahead)) if ahead <= 0 => {
                 if ahead > -64 {
                     self.mask |= 1 << -ahead;
                 }
+                return;
             }
             Some(Some(ahead)) if ahead < 64 => {
                 self.mask = (self.mask << ahead) | 1;
-                self.latest = Some(t);
             }
-            _ => {
-                self.mask = 1;
-                self.latest = Some(t);
-            }
+            _ => self.mask = 1,
         }
+        self.latest = Some(t);
+        self.value = value;
     }
 }
 
@@ -330,11 +344,11 @@ fn keep(
     let host = names.id(&e.host);
     let metric = names.id(&e.metric);
     let recent = seen.entry((host, metric)).or_default();
-    if recent.contains(e.time) {
+    if recent.repeats(e.time, e.value) {
         *repeated += 1;
         return;
     }
-    recent.insert(e.time);
+    recent.insert(e.time, e.value);
     batch.push(Pending {
         offset: e.offset,
         time: e.time,
@@ -582,5 +596,30 @@ impl Converter for RrdSource {
             out.push(self.row, t.saturating_mul(1_000_000_000), op)?;
         }
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Recent;
+
+    #[test]
+    fn the_wobble_is_one_sample_and_new_values_are_not() {
+        let mut r = Recent::default();
+        assert!(!r.repeats(440, 1.0));
+        r.insert(440, 1.0);
+        // 441 with the same value: the same sample read a second off.
+        assert!(r.repeats(441, 1.0));
+        assert!(r.repeats(439, 1.0));
+        assert!(r.repeats(440, 1.0));
+        // A new value a second later is a new sample.
+        assert!(!r.repeats(441, 2.0));
+        r.insert(441, 2.0);
+        assert!(r.repeats(440, 1.0));
+        assert!(!r.repeats(442, 1.0));
+        // Beyond a minute, history is forgotten, not confused.
+        r.insert(441 + 64, 3.0);
+        assert!(!r.repeats(441, 2.0));
+        assert!(r.repeats(441 + 64, 3.0));
     }
 }
