@@ -180,6 +180,9 @@ struct Recording {
     /// Length of the file up to its last complete, flushed line.
     good: u64,
     header: bool,
+    /// Its `# collector` and `# cluster` headers, when appended to.
+    collector: Option<String>,
+    cluster: Option<String>,
     last_sync: Instant,
 }
 
@@ -199,10 +202,10 @@ impl Recording {
             .truncate(false)
             .open(path)
             .map_err(|e| Error::in_file(path, e))?;
-        let (good, header) = if exists {
+        let (good, head) = if exists {
             resume(&mut file, path)?
         } else {
-            (0, false)
+            (0, Header::default())
         };
         file.seek(SeekFrom::Start(good))
             .map_err(|e| Error::in_file(path, e))?;
@@ -210,7 +213,9 @@ impl Recording {
             path: path.to_path_buf(),
             out: file,
             good,
-            header,
+            header: good > 0,
+            collector: head.collector,
+            cluster: head.cluster,
             last_sync: Instant::now(),
         })
     }
@@ -241,9 +246,16 @@ impl Recording {
     }
 }
 
+/// The header lines of an existing recording.
+#[derive(Default)]
+struct Header {
+    collector: Option<String>,
+    cluster: Option<String>,
+}
+
 /// Where an existing recording resumes: after its last complete line (a
-/// torn last line is dropped); whether it has its header.
-fn resume(file: &mut File, path: &Path) -> Result<(u64, bool)> {
+/// torn last line is dropped); its header.
+fn resume(file: &mut File, path: &Path) -> Result<(u64, Header)> {
     let io = |e: std::io::Error| Error::in_file(path, e);
     let len = file.metadata().map_err(io)?.len();
     let mut head = Vec::new();
@@ -253,6 +265,19 @@ fn resume(file: &mut File, path: &Path) -> Result<(u64, bool)> {
             path,
             "--append: this is not a .traced recording (no `#` header)",
         ));
+    }
+    let mut header = Header::default();
+    let whole = memchr::memrchr(b'\n', &head).map_or(&[][..], |i| &head[..i]);
+    for line in whole.split(|&b| b == b'\n') {
+        let Some(rest) = line.strip_prefix(b"# ") else {
+            break;
+        };
+        let text = String::from_utf8_lossy(rest);
+        match text.split_once(' ') {
+            Some(("collector", v)) => header.collector = Some(v.trim().to_string()),
+            Some(("cluster", v)) => header.cluster = Some(v.trim().to_string()),
+            _ => {}
+        }
     }
     // The last newline, read backwards a block at a time.
     let mut end = len;
@@ -279,7 +304,15 @@ fn resume(file: &mut File, path: &Path) -> Result<(u64, bool)> {
             len - good
         );
     }
-    Ok((good, good > 0))
+    Ok((good, header))
+}
+
+/// The host of HOST[:PORT] (or [V6]:PORT): whose clock its answers carry.
+fn host_of(server: &str) -> &str {
+    match server.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => server.split(':').next().unwrap_or(server),
+    }
 }
 
 /// One server's answer, whole.
@@ -320,6 +353,13 @@ struct Recorder<'a> {
     /// The recordings, by cluster (`""` without a `{cluster}` pattern).
     files: std::collections::BTreeMap<String, Recording>,
     sync_every: Duration,
+    /// The host whose clock stamps the recordings (`# collector`).
+    collector: Option<String>,
+    /// Per server host: its clock minus ours, in seconds, as last read
+    /// (LOCALTIME of its answer against our clock when it came).
+    clock: HashMap<String, i64>,
+    /// The host that answered the last poll.
+    answered_by: Option<String>,
 }
 
 /// (cluster, host, metric).
@@ -345,8 +385,10 @@ impl Recorder<'_> {
                 all.push(e.clone());
             }
         }
+        let shift = self.shift(server, all.first().map(|e| e.reply));
         let mut out = Lines::new();
-        for e in all {
+        for mut e in all {
+            e.time += shift;
             if let Some(t) = e.tmax.filter(|&t| t > 0) {
                 self.tmax = Some(self.tmax.map_or(t, |m| m.min(t)));
             }
@@ -391,6 +433,41 @@ impl Recorder<'_> {
         Ok(out)
     }
 
+    /// What moves the times of an answer of `server` onto the collector's
+    /// clock. The first server to answer is the collector, unless an
+    /// appended recording names one; a fallback's clock is read against
+    /// ours at each of its answers, as the collector's was (seconds, like
+    /// the samples).
+    fn shift(&mut self, server: &str, reply: Option<i64>) -> i64 {
+        let host = host_of(server).to_string();
+        let Some(reply) = reply else { return 0 };
+        let off = reply - now_epoch();
+        self.clock.insert(host.clone(), off);
+        let collector = self.collector.get_or_insert_with(|| host.clone()).clone();
+        let switched = self.answered_by.as_ref() != Some(&host);
+        self.answered_by = Some(host.clone());
+        if host == collector {
+            if switched && self.clock.len() > 1 {
+                eprintln!("integrador: record: {server}, the collector, answers again");
+            }
+            return 0;
+        }
+        match self.clock.get(&collector) {
+            Some(&c) => {
+                if switched {
+                    eprintln!("integrador: record: {server} answers instead of {collector}: its clock reads {:+} s from {collector}'s, its samples are moved onto {collector}'s clock", off - c);
+                }
+                c - off
+            }
+            None => {
+                if switched {
+                    eprintln!("integrador: record: {server} answers instead of {collector}, whose clock has not been read in this run: its samples are written on {server}'s clock");
+                }
+                0
+            }
+        }
+    }
+
     /// The recording of `cluster`, opened at its first sample.
     fn file(&mut self, cluster: &str) -> Result<&mut Recording> {
         let pattern = self.args.output.to_string_lossy();
@@ -402,6 +479,16 @@ impl Recorder<'_> {
         if !self.files.contains_key(&key) {
             let name = pattern.replace("{cluster}", &key.replace(['/', '\0'], "_"));
             let rec = Recording::open(Path::new(&name), self.args.append)?;
+            if let Some(c) = &rec.collector {
+                let ours = self.args.servers.iter().any(|s| host_of(s) == c);
+                if !ours || self.collector.as_ref().is_some_and(|x| x != c) {
+                    return Err(Error::usage(format!(
+                        "{name}: --append: its samples are on the clock of collector {c}, {}; record to a new file",
+                        if ours { "not the other recordings'" } else { "which is not among the servers given" }
+                    )));
+                }
+                self.collector = Some(c.clone());
+            }
             self.files.insert(key.clone(), rec);
         }
         self.files
@@ -449,6 +536,9 @@ pub fn ganglia(args: &GangliaArgs) -> Result<Summary> {
         dmax: None,
         files: std::collections::BTreeMap::new(),
         sync_every: Duration::from_nanos(args.sync_every.max(0) as u64),
+        collector: None,
+        clock: HashMap::new(),
+        answered_by: None,
     };
     // One recording is opened now: an existing file is refused at once.
     if !args.output.to_string_lossy().contains("{cluster}") {
@@ -546,10 +636,19 @@ fn poll_once(r: &mut Recorder<'_>, quiet: bool) -> Result<bool> {
     // A `# cluster` header names the one cluster of a file.
     let one = lines.len() == 1 || r.args.output.to_string_lossy().contains("{cluster}");
     for (cluster, new) in lines {
+        let collector = r
+            .collector
+            .clone()
+            .unwrap_or_else(|| host_of(&server).into());
         let rec = r.file(&cluster)?;
+        if let Some(c) = rec.cluster.as_ref().filter(|c| one && **c != cluster) {
+            return Err(Error::usage(format!(
+                "{}: --append: it records cluster {c}, the server answers for cluster {cluster}; record to a new file",
+                rec.path.display()
+            )));
+        }
         let mut text = Vec::new();
         if !rec.header {
-            let collector = server.split(':').next().unwrap_or(&server);
             text.extend_from_slice(format!("# collector {collector}\n").as_bytes());
             if one && !cluster.is_empty() {
                 text.extend_from_slice(format!("# cluster {cluster}\n").as_bytes());

@@ -350,3 +350,104 @@ fn a_failed_write_exits_1_and_the_file_ends_at_a_whole_line() {
         &d.path().join("g.paje"),
     );
 }
+
+/// Answers `template` with its LOCALTIME set to our clock + `skew` s (a
+/// server whose clock is `skew` ahead), `n` times, then stops listening.
+fn serve_live(listener: TcpListener, template: String, skew: i64, n: usize) {
+    std::thread::spawn(move || {
+        let at = template.find("LOCALTIME=\"").unwrap() + "LOCALTIME=\"".len();
+        let end = at + template[at..].find('"').unwrap();
+        for conn in listener.incoming().take(n) {
+            let Ok(mut c) = conn else { continue };
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs() as i64;
+            let a = format!("{}{}{}", &template[..at], now + skew, &template[end..]);
+            let _ = c.write_all(a.as_bytes());
+        }
+    });
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// A fallback whose clock is 100 s ahead of the collector's: its samples
+/// are moved onto the collector's clock, not written 100 s late, and not
+/// written again.
+#[test]
+fn a_fallback_server_s_samples_go_onto_the_collector_s_clock() {
+    let d = tempdir();
+    let template = std::fs::read_to_string(&snapshots()[0]).unwrap();
+    let a = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = a.local_addr().unwrap().port();
+    // 127.0.0.2 is another host to the recorder (loopback is 127/8).
+    let b = TcpListener::bind(("127.0.0.2", port)).unwrap();
+    serve_live(a, template.clone(), 0, 3);
+    serve_live(b, template, 100, usize::MAX);
+    let out = d.path().join("g.traced");
+    let t0 = now_secs();
+    let o = record(&[
+        &format!("127.0.0.1:{port}"),
+        &format!("127.0.0.2:{port}"),
+        "-o",
+        out.to_str().unwrap(),
+        "--every",
+        "300ms",
+        "--for",
+        "3s",
+    ]);
+    let t1 = now_secs();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let said = err
+        .split("127.0.0.2:")
+        .nth(1)
+        .and_then(|x| x.split("its clock reads ").nth(1))
+        .and_then(|x| x.split(' ').next())
+        .and_then(|x| x.parse::<i64>().ok());
+    assert!(said.is_some_and(|s| (99..=101).contains(&s)), "{err}");
+    let l = lines(&out);
+    assert_eq!(l[0], "# collector 127.0.0.1");
+    let times: Vec<i64> = l
+        .iter()
+        .filter(|x| !x.starts_with('#'))
+        .map(|x| x.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    let max_tn = 1200; // the snapshot's oldest sample
+    assert!(times.len() > 10);
+    assert!(
+        times.iter().all(|&t| t <= t1 + 1 && t >= t0 - max_tn),
+        "a time off the collector's clock: {err}"
+    );
+}
+
+/// `--append` refuses a recording of another collector or cluster: its
+/// times are on another clock.
+#[test]
+fn append_refuses_another_collector_or_cluster() {
+    let d = tempdir();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = format!("127.0.0.1:{}", l.local_addr().unwrap().port());
+    serve(l, vec![std::fs::read(&snapshots()[0]).unwrap()]);
+    let out = d.path().join("g.traced");
+    for (head, what) in [
+        ("# collector athlon01\n", "collector athlon01"),
+        (
+            "# collector 127.0.0.1\n# cluster elsewhere\n",
+            "cluster elsewhere",
+        ),
+    ] {
+        let before = format!("{head}1795264440 cpu_user node09 1.5\n");
+        std::fs::write(&out, &before).unwrap();
+        let o = record(&[&server, "-o", out.to_str().unwrap(), "--once", "--append"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(what), "{err}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), before);
+    }
+}
