@@ -128,6 +128,10 @@ pub struct Cli {
     /// No progress, no summary (warnings are still printed)
     #[arg(short = 'q', long, help_heading = "Output")]
     pub quiet: bool,
+    /// Threads in all: decoders of large inputs get their own (default 0:
+    /// one per core; 1: everything on one); the trace is the same
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Output")]
+    pub threads: usize,
 }
 
 /// Subcommands.
@@ -189,6 +193,8 @@ pub struct Config {
     pub reorder_window: i64,
     /// No progress, no summary.
     pub quiet: bool,
+    /// Threads in all (0: one per core).
+    pub threads: usize,
 }
 
 /// The single-dash words clap knows besides the thesis options.
@@ -347,6 +353,7 @@ impl Cli {
             absolute_time: self.absolute_time,
             reorder_window: self.reorder_window,
             quiet: self.quiet,
+            threads: self.threads,
         })
     }
 }

@@ -309,6 +309,30 @@ pub fn open(path: &Path) -> io::Result<Reader> {
     }
 }
 
+/// A regular file for a decoder on another thread: its own descriptor
+/// (the pool and the stream table belong to the run's thread), its bytes
+/// counted for the progress bar like a [`Reader`]'s.
+pub struct ThreadFile(File);
+
+impl Read for ThreadFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.0.read(buf)?;
+        BYTES_READ.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Whether `path` may be read on another thread: a regular file that is
+/// not one of the run's read-once inputs (those go through its spool).
+pub fn threadable(path: &Path) -> bool {
+    !STREAMS.with(|t| t.borrow().contains_key(path)) && !is_read_once(path)
+}
+
+/// Opens a [`threadable`] file on the thread that reads it.
+pub fn open_on_thread(path: &Path) -> io::Result<ThreadFile> {
+    File::open(path).map(ThreadFile)
+}
+
 /// A read buffer for `path`: 64 KiB, or the file's size when it is
 /// smaller, so that thousands of small inputs merged at once do not each
 /// hold a large buffer.

@@ -20,6 +20,7 @@ pub mod model;
 pub mod order;
 pub mod output;
 pub mod paje;
+pub mod prefetch;
 pub mod progress;
 pub mod record;
 pub mod registry;

@@ -63,6 +63,7 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     let inputs = list_inputs(cfg, &mut kinds)?;
     target.refuse_inputs(inputs.iter().map(|(o, p)| (*o, p.as_path())))?;
     let _streams = input::Scope::enter(inputs.iter().map(|(_, p)| p.as_path()));
+    crate::prefetch::set_threads(cfg.threads);
     let options: Vec<&str> = kinds.iter().map(|k| k.option()).collect();
     crate::sniff::check_all(&inputs, &options)?;
     // Created now so that an unwritable place fails before the work; the

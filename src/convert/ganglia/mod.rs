@@ -10,6 +10,7 @@
 use crate::error::{Error, Result};
 use crate::hierarchy::Role;
 use crate::model::{ContainerId, Op, TypeId};
+use crate::prefetch::{self, Next, Prefetch};
 use crate::registry::{Name, Registry, TypeKind};
 use crate::source::{Converted, Converter, SourceStats, Timeline};
 use crate::timeline::Clock;
@@ -117,10 +118,17 @@ impl Metrics {
 /// Converts a `.traced` file.
 pub struct TracedSource {
     path: PathBuf,
-    reader: TracedReader<BufReader<crate::input::Reader>>,
+    decode: Decode,
     sample: Sample,
     cluster: Option<String>,
     metrics: Metrics,
+}
+
+/// A recording's samples, decoded here or on a thread of their own.
+enum Decode {
+    Here(TracedReader<BufReader<crate::input::Reader>>),
+    /// The samples, and at the end the line a torn last line was on.
+    Thread(Prefetch<Sample, Option<u64>>),
 }
 
 /// Where a file's clock and cluster come from, resolved by the caller.
@@ -165,9 +173,24 @@ impl TracedSource {
             clock_host: collector,
             ..SourceStats::default()
         };
+        let decode = if crate::input::threadable(path) && prefetch::claim() {
+            let (p, q) = (path.to_path_buf(), path.to_path_buf());
+            let size = crate::input::buffer_size(path);
+            Decode::Thread(Prefetch::spawn(
+                move || {
+                    let f = crate::input::open_on_thread(&p).map_err(|e| Error::in_file(&p, e))?;
+                    TracedReader::new(BufReader::with_capacity(size, f))
+                        .map_err(|e| Error::in_file(&p, e))
+                },
+                move |r, s| r.read_sample(s).map_err(|e| Error::in_file(&q, e)),
+                |r| r.cut_line(),
+            ))
+        } else {
+            Decode::Here(reader)
+        };
         let converter = TracedSource {
             path: path.to_path_buf(),
-            reader,
+            decode,
             sample: Sample::default(),
             cluster,
             metrics,
@@ -185,31 +208,33 @@ impl TracedSource {
             Timeline::new(window, stats, clock),
         ))
     }
-
-    fn convert(&mut self, reg: &mut Registry) -> Option<Op> {
-        let s = &self.sample;
-        self.metrics
-            .op(reg, &s.host, self.cluster.as_deref(), &s.metric, s.value)
-    }
 }
 
 impl Converter for TracedSource {
     fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
-        if !self
-            .reader
-            .read_sample(&mut self.sample)
-            .map_err(|e| Error::in_file(&self.path, e))?
-        {
-            out.stats.end_of_text(
-                &self.path,
-                self.reader.cut_line(),
-                "no sample in this recording",
-            );
+        let (s, cut) = match &mut self.decode {
+            Decode::Here(r) => {
+                let more = r
+                    .read_sample(&mut self.sample)
+                    .map_err(|e| Error::in_file(&self.path, e))?;
+                (&self.sample, (!more).then(|| r.cut_line()))
+            }
+            Decode::Thread(p) => match p.next()? {
+                Next::Record(s) => (&*s, None),
+                Next::End(cut) => (&self.sample, Some(cut)),
+            },
+        };
+        if let Some(cut) = cut {
+            out.stats
+                .end_of_text(&self.path, cut, "no sample in this recording");
             self.metrics.note(&mut out.stats);
             return Ok(false);
         }
-        if let Some(op) = self.convert(reg) {
-            out.push(self.sample.line, self.sample.time_ns, op)?;
+        if let Some(op) = self
+            .metrics
+            .op(reg, &s.host, self.cluster.as_deref(), &s.metric, s.value)
+        {
+            out.push(s.line, s.time_ns, op)?;
         }
         Ok(true)
     }

@@ -1,0 +1,163 @@
+//! Decoding on a second core: a source's decoder runs on its own thread
+//! and hands its records to the converter in batches through a bounded
+//! channel, so that decoding overlaps converting, merging and writing.
+//!
+//! The converter sees the very records, in the very order, it would have
+//! decoded itself, so the trace is byte-for-byte the same with or without
+//! the thread (`--threads 1` turns them off; a test compares both). Each
+//! thread takes one of the run's spare cores ([`claim`]); a source that
+//! finds none left, or whose input can be read only once (a pipe is
+//! spooled through the run's thread-bound table), decodes inline.
+//!
+//! Batches come back to the decoder once consumed, so their records'
+//! strings and buffers are reused: memory stays a few batches per source.
+
+use crate::error::Result;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
+
+/// Records per batch: large enough that the channel costs nothing per
+/// record, small enough that a few batches stay in cache-sized memory.
+const BATCH: usize = 2048;
+/// Batches in flight between the decoder and the converter.
+const DEPTH: usize = 4;
+
+/// Decoder threads still allowed in this process.
+static SPARE: AtomicUsize = AtomicUsize::new(0);
+
+/// Allows `threads` threads in all for the run (the main one included):
+/// `threads - 1` decoder threads. 0 means one per core.
+pub fn set_threads(threads: usize) {
+    let n = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    };
+    SPARE.store(n.saturating_sub(1), Ordering::Relaxed);
+}
+
+/// Takes one spare core for a decoder thread, if any is left.
+pub fn claim() -> bool {
+    SPARE
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+        .is_ok()
+}
+
+fn release() {
+    SPARE.fetch_add(1, Ordering::Relaxed);
+}
+
+enum Msg<T, F> {
+    /// Records, the first `n` of them filled.
+    Batch(Vec<T>, usize),
+    /// The decoder's end: what it says at the end, or its error.
+    End(Result<F>),
+}
+
+/// Records of type `T` decoded on another thread; `F` is what the decoder
+/// reports at its end (a cut last line, counts...).
+pub struct Prefetch<T, F> {
+    rx: Receiver<Msg<T, F>>,
+    back: SyncSender<Vec<T>>,
+    batch: Vec<T>,
+    filled: usize,
+    pos: usize,
+}
+
+impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
+    /// Starts a thread that builds its decoder with `open`, then fills
+    /// records with `read` (`Ok(false)` at the end) and ends with `end`.
+    /// The caller has [`claim`]ed a core; the thread gives it back.
+    pub fn spawn<D: 'static>(
+        open: impl FnOnce() -> Result<D> + Send + 'static,
+        mut read: impl FnMut(&mut D, &mut T) -> Result<bool> + Send + 'static,
+        end: impl Fn(&D) -> F + Send + 'static,
+    ) -> Prefetch<T, F> {
+        let (tx, rx) = sync_channel::<Msg<T, F>>(DEPTH);
+        let (back, spent) = sync_channel::<Vec<T>>(DEPTH + 2);
+        std::thread::spawn(move || {
+            struct Release;
+            impl Drop for Release {
+                fn drop(&mut self) {
+                    release();
+                }
+            }
+            let _core = Release;
+            let mut d = match open() {
+                Ok(d) => d,
+                Err(e) => {
+                    let _ = tx.send(Msg::End(Err(e)));
+                    return;
+                }
+            };
+            loop {
+                let mut v = match spent.try_recv() {
+                    Ok(v) => v,
+                    Err(TryRecvError::Empty) => (0..BATCH).map(|_| T::default()).collect(),
+                    // The converter is gone: nobody reads on.
+                    Err(TryRecvError::Disconnected) => return,
+                };
+                let mut n = 0;
+                let mut outcome = None;
+                for slot in v.iter_mut() {
+                    match read(&mut d, slot) {
+                        Ok(true) => n += 1,
+                        Ok(false) => {
+                            outcome = Some(Ok(end(&d)));
+                            break;
+                        }
+                        Err(e) => {
+                            outcome = Some(Err(e));
+                            break;
+                        }
+                    }
+                }
+                if n > 0 && tx.send(Msg::Batch(v, n)).is_err() {
+                    return;
+                }
+                if let Some(o) = outcome {
+                    let _ = tx.send(Msg::End(o));
+                    return;
+                }
+            }
+        });
+        Prefetch {
+            rx,
+            back,
+            batch: Vec::new(),
+            filled: 0,
+            pos: 0,
+        }
+    }
+
+    /// The next record, or the decoder's end report.
+    pub fn next(&mut self) -> Result<Next<'_, T, F>> {
+        if self.pos == self.filled {
+            let msg = self.rx.recv().map_err(|_| {
+                crate::error::Error::input("internal: a decoder thread ended without a word")
+            })?;
+            match msg {
+                Msg::Batch(v, n) => {
+                    let old = std::mem::replace(&mut self.batch, v);
+                    if !old.is_empty() {
+                        // Full means the decoder has enough: drop this one.
+                        let _ = self.back.try_send(old);
+                    }
+                    self.filled = n;
+                    self.pos = 0;
+                }
+                Msg::End(r) => return r.map(Next::End),
+            }
+        }
+        self.pos += 1;
+        Ok(Next::Record(&mut self.batch[self.pos - 1]))
+    }
+}
+
+/// What [`Prefetch::next`] gives.
+pub enum Next<'a, T, F> {
+    /// A record.
+    Record(&'a mut T),
+    /// The end, with the decoder's report.
+    End(F),
+}
