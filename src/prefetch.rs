@@ -131,7 +131,7 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
     }
 
     /// The next record, or the decoder's end report.
-    pub fn next(&mut self) -> Result<Next<'_, T, F>> {
+    pub fn next_record(&mut self) -> Result<Next<'_, T, F>> {
         if self.pos == self.filled {
             let msg = self.rx.recv().map_err(|_| {
                 crate::error::Error::input("internal: a decoder thread ended without a word")
@@ -154,7 +154,7 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
     }
 }
 
-/// What [`Prefetch::next`] gives.
+/// What [`Prefetch::next_record`] gives.
 pub enum Next<'a, T, F> {
     /// A record.
     Record(&'a mut T),

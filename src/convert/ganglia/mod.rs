@@ -219,7 +219,7 @@ impl Converter for TracedSource {
                     .map_err(|e| Error::in_file(&self.path, e))?;
                 (&self.sample, (!more).then(|| r.cut_line()))
             }
-            Decode::Thread(p) => match p.next()? {
+            Decode::Thread(p) => match p.next_record()? {
                 Next::Record(s) => (&*s, None),
                 Next::End(cut) => (&self.sample, Some(cut)),
             },

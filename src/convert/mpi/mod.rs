@@ -161,7 +161,7 @@ impl Kinds {
 pub struct MpiSource {
     path: PathBuf,
     config: std::sync::Arc<MpiConfig>,
-    reader: Reader,
+    reader: scan::Records,
     scan: Scan,
     ranks: BTreeMap<i32, Rank>,
     rows: HashMap<(i32, i32), Row>,
@@ -345,11 +345,7 @@ fn display_of(
 
 impl Converter for MpiSource {
     fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
-        let Some(rec) = self
-            .reader
-            .next_record()
-            .map_err(|e| Error::in_file(&self.path, e))?
-        else {
+        let Some(rec) = self.reader.next(&self.path)? else {
             self.finish(out);
             return Ok(false);
         };

@@ -53,7 +53,7 @@ impl MpiSource {
             notes,
             ..SourceStats::default()
         };
-        let reader = scan::open(path)?;
+        let reader = scan::Records::open(path)?;
         let converter = MpiSource {
             path: path.to_path_buf(),
             config: std::sync::Arc::clone(&mpi),

@@ -2,8 +2,9 @@
 
 use super::{COMM_SELF_CREATE, RECV, SEND};
 use crate::error::{Error, Result};
+use crate::prefetch::{Next, Prefetch};
 use foldhash::HashMap;
-use integrador_clog::{Body, CommEntry, MpeReader};
+use integrador_clog::{Body, CommEntry, MpeReader, Record};
 use std::collections::BTreeMap;
 use std::io::BufReader;
 use std::path::Path;
@@ -11,18 +12,63 @@ use std::path::Path;
 /// An MPE log of either format, read from an input.
 pub(super) type Reader = MpeReader<BufReader<crate::input::Reader>>;
 
-/// Opens `path` as the MPE log its first bytes say it is.
-pub(super) fn open(path: &Path) -> Result<Reader> {
+/// The MPE log format its first bytes say `path` is.
+fn format(path: &Path) -> Result<integrador_clog::Format> {
     let head = crate::input::head(path, 64).map_err(|e| Error::in_file(path, e))?;
-    let Some(format) = integrador_clog::detect(&head) else {
-        return Err(Error::in_file(
+    integrador_clog::detect(&head).ok_or_else(|| {
+        Error::in_file(
             path,
             "not an MPE log: expected `CLOG-02.44` (CLOG2) or an MPE-1 CLOG record at byte 0",
-        ));
-    };
+        )
+    })
+}
+
+/// Opens `path` as the MPE log its first bytes say it is.
+pub(super) fn open(path: &Path) -> Result<Reader> {
+    let format = format(path)?;
     let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
     let buf = BufReader::with_capacity(crate::input::buffer_size(path), file);
     MpeReader::new(format, buf).map_err(|e| Error::in_file(path, e))
+}
+
+/// A log's records for the second pass: read here, or decoded on a thread
+/// of their own when a core is spare (crate::prefetch).
+pub(super) enum Records {
+    Here(Reader),
+    Thread(Prefetch<Option<Record>, ()>),
+}
+
+impl Records {
+    pub(super) fn open(path: &Path) -> Result<Records> {
+        if !(crate::input::threadable(path) && crate::prefetch::claim()) {
+            return open(path).map(Records::Here);
+        }
+        let format = format(path)?;
+        let (p, q) = (path.to_path_buf(), path.to_path_buf());
+        let size = crate::input::buffer_size(path);
+        Ok(Records::Thread(Prefetch::spawn(
+            move || {
+                let f = crate::input::open_on_thread(&p).map_err(|e| Error::in_file(&p, e))?;
+                MpeReader::new(format, BufReader::with_capacity(size, f))
+                    .map_err(|e| Error::in_file(&p, e))
+            },
+            move |r, slot| {
+                *slot = r.next_record().map_err(|e| Error::in_file(&q, e))?;
+                Ok(slot.is_some())
+            },
+            |_| (),
+        )))
+    }
+
+    pub(super) fn next(&mut self, path: &Path) -> Result<Option<Record>> {
+        match self {
+            Records::Here(r) => r.next_record().map_err(|e| Error::in_file(path, e)),
+            Records::Thread(p) => match p.next_record()? {
+                Next::Record(slot) => Ok(slot.take()),
+                Next::End(()) => Ok(None),
+            },
+        }
+    }
 }
 
 /// A state definition.
