@@ -216,6 +216,8 @@ impl Target {
                     file,
                     path: path.clone(),
                     guard: PendingGuard(()),
+                    written: 0,
+                    started: 0,
                 })
             }
         }
@@ -243,6 +245,10 @@ pub enum Sink {
         path: PathBuf,
         /// Unregisters the temporary name.
         guard: PendingGuard,
+        /// Bytes written.
+        written: u64,
+        /// Where writeback has been started up to.
+        started: u64,
     },
     /// A FIFO or device.
     Through(File),
@@ -252,7 +258,21 @@ impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Sink::Stdout(s) => s.write(buf),
-            Sink::Temp { file, .. } | Sink::Through(file) => file.write(buf),
+            Sink::Temp {
+                file,
+                written,
+                started,
+                ..
+            } => {
+                let n = file.write(buf)?;
+                *written += n as u64;
+                if *written - *started >= WRITEBACK_CHUNK {
+                    start_writeback(file, *started, *written - *started);
+                    *started = *written;
+                }
+                Ok(n)
+            }
+            Sink::Through(file) => file.write(buf),
         }
     }
 
@@ -261,6 +281,29 @@ impl Write for Sink {
             Sink::Stdout(s) => s.flush(),
             Sink::Temp { file, .. } | Sink::Through(file) => file.flush(),
         }
+    }
+}
+
+/// How much is written before the kernel is asked to start writing it
+/// back: the fsync before the rename then finds little left to do (it
+/// was a tenth of the run on a 268 MB trace).
+const WRITEBACK_CHUNK: u64 = 8 << 20;
+
+/// Starts writeback of `len` bytes at `offset` without waiting for it.
+/// Only advice: a failure shows at the fsync, which checks everything.
+fn start_writeback(file: &File, offset: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
+        return;
+    };
+    // SAFETY: a plain system call on a descriptor we own; no memory passes.
+    unsafe {
+        libc::sync_file_range(
+            file.as_raw_fd(),
+            offset,
+            len,
+            libc::SYNC_FILE_RANGE_WRITE,
+        );
     }
 }
 
@@ -281,6 +324,7 @@ impl Sink {
                 file,
                 path,
                 guard,
+                ..
             } => {
                 drop(file);
                 tmp.as_file()
