@@ -203,13 +203,18 @@ fn a_real_gmond_is_recorded_sample_for_sample() {
     let recorder = Command::new(env!("CARGO_BIN_EXE_integrador"))
         .args(["record", "ganglia", &format!("127.0.0.1:{tcp}"), "-o"])
         .arg(&out)
-        .args(["--every", "1s", "--for", "9s"])
+        .args(["--every", "1s", "--for", "30s"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     // Extra hosts and values while it records, and the test's own view.
     let mut seen = BTreeSet::new();
-    for i in 0..8 {
+    // About 30 s of recording (issue 16): injections until it ends.
+    let until = Instant::now() + Duration::from_secs(28);
+    for i in 0.. {
+        if Instant::now() >= until {
+            break;
+        }
         for h in 1..=3 {
             let st = Command::new("gmetric")
                 .arg("-c")
