@@ -298,12 +298,7 @@ fn start_writeback(file: &File, offset: u64, len: u64) {
     };
     // SAFETY: a plain system call on a descriptor we own; no memory passes.
     unsafe {
-        libc::sync_file_range(
-            file.as_raw_fd(),
-            offset,
-            len,
-            libc::SYNC_FILE_RANGE_WRITE,
-        );
+        libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE);
     }
 }
 

@@ -162,6 +162,27 @@ fn test_load_values(samples: &[&str]) -> Vec<f64> {
         .collect()
 }
 
+/// A free pair of ports and gmond's configuration for them, in `dir`:
+/// (configuration file, XML port).
+fn gmond_setup(dir: &std::path::Path) -> (std::path::PathBuf, u16) {
+    let (udp, tcp) = (free_port(), free_port());
+    let conf = dir.join("gmond.conf");
+    std::fs::write(&conf, config(udp, tcp)).unwrap();
+    (conf, tcp)
+}
+
+/// `integrador record ganglia` of the gmond on `tcp` into `out`, with
+/// `args`, its stderr kept.
+fn recorder(tcp: u16, out: &std::path::Path, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_integrador"))
+        .args(["record", "ganglia", &format!("127.0.0.1:{tcp}"), "-o"])
+        .arg(out)
+        .args(args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 fn fetch(tcp: u16) -> Option<Vec<u8>> {
     let mut s = std::net::TcpStream::connect(("127.0.0.1", tcp)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
@@ -187,9 +208,7 @@ fn a_real_gmond_is_recorded_sample_for_sample() {
         return;
     }
     let d = tempdir();
-    let (udp, tcp) = (free_port(), free_port());
-    let conf = d.path().join("gmond.conf");
-    std::fs::write(&conf, config(udp, tcp)).unwrap();
+    let (conf, tcp) = gmond_setup(d.path());
     let _gmond = start_gmond(&conf);
     let start = Instant::now();
     while fetch(tcp).is_none() {
@@ -200,13 +219,7 @@ fn a_real_gmond_is_recorded_sample_for_sample() {
         std::thread::sleep(Duration::from_millis(200));
     }
     let out = d.path().join("g.traced");
-    let recorder = Command::new(env!("CARGO_BIN_EXE_integrador"))
-        .args(["record", "ganglia", &format!("127.0.0.1:{tcp}"), "-o"])
-        .arg(&out)
-        .args(["--every", "1s", "--for", "30s"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let recorder = recorder(tcp, &out, &["--every", "1s", "--for", "30s"]);
     // Extra hosts and values while it records, and the test's own view.
     let mut seen = BTreeSet::new();
     // About 30 s of recording (issue 16): injections until it ends.
@@ -281,19 +294,11 @@ fn a_gmond_restart_is_an_outage_not_a_duplicate() {
         return;
     }
     let d = tempdir();
-    let (udp, tcp) = (free_port(), free_port());
-    let conf = d.path().join("gmond.conf");
-    std::fs::write(&conf, config(udp, tcp)).unwrap();
+    let (conf, tcp) = gmond_setup(d.path());
     let first = start_gmond(&conf);
     wait_for_samples(&conf, tcp);
     let out = d.path().join("g.traced");
-    let recorder = Command::new(env!("CARGO_BIN_EXE_integrador"))
-        .args(["record", "ganglia", &format!("127.0.0.1:{tcp}"), "-o"])
-        .arg(&out)
-        .args(["--every", "500ms", "--for", "9s"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let recorder = recorder(tcp, &out, &["--every", "500ms", "--for", "9s"]);
     for i in 1..=3 {
         inject(&conf, i);
         std::thread::sleep(Duration::from_secs(1));
@@ -326,17 +331,9 @@ fn a_gmond_down_at_start_is_waited_for() {
         return;
     }
     let d = tempdir();
-    let (udp, tcp) = (free_port(), free_port());
-    let conf = d.path().join("gmond.conf");
-    std::fs::write(&conf, config(udp, tcp)).unwrap();
+    let (conf, tcp) = gmond_setup(d.path());
     let out = d.path().join("g.traced");
-    let recorder = Command::new(env!("CARGO_BIN_EXE_integrador"))
-        .args(["record", "ganglia", &format!("127.0.0.1:{tcp}"), "-o"])
-        .arg(&out)
-        .args(["--every", "500ms", "--for", "10s"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let recorder = recorder(tcp, &out, &["--every", "500ms", "--for", "10s"]);
     std::thread::sleep(Duration::from_secs(2));
     let _gmond = start_gmond(&conf);
     wait_for_samples(&conf, tcp);
@@ -362,19 +359,11 @@ fn sigterm_mid_recording_of_a_real_gmond() {
         return;
     }
     let d = tempdir();
-    let (udp, tcp) = (free_port(), free_port());
-    let conf = d.path().join("gmond.conf");
-    std::fs::write(&conf, config(udp, tcp)).unwrap();
+    let (conf, tcp) = gmond_setup(d.path());
     let _gmond = start_gmond(&conf);
     wait_for_samples(&conf, tcp);
     let out = d.path().join("g.traced");
-    let recorder = Command::new(env!("CARGO_BIN_EXE_integrador"))
-        .args(["record", "ganglia", &format!("127.0.0.1:{tcp}"), "-o"])
-        .arg(&out)
-        .args(["--every", "200ms"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let recorder = recorder(tcp, &out, &["--every", "200ms"]);
     for i in 1..=3 {
         inject(&conf, i);
         std::thread::sleep(Duration::from_millis(700));
