@@ -54,3 +54,70 @@ fn more_threads_give_the_same_bytes() {
         assert!(traces[0] == traces[2], "{name}: --threads 4 differs");
     }
 }
+
+/// A damaged input fails or warns the same way whether its decoder runs
+/// on its own thread or not: same exit status, same stderr, same trace.
+#[test]
+fn damage_reads_the_same_on_any_thread() {
+    let dir = tempdir();
+    let d = fixtures();
+    let good = std::fs::read_to_string(d.join("ganglia/cluster-example.traced")).unwrap();
+    let mut cases: Vec<(String, Vec<String>)> = Vec::new();
+    // A bad line in the middle, and a last line cut short.
+    let lines: Vec<&str> = good.lines().collect();
+    let mid = lines.len() / 2;
+    let mut bad = lines.clone();
+    bad[mid] = "1795264450 cpu_user node01 not-a-number";
+    let torn = &good[..good.len() - 3];
+    for (name, text) in [
+        ("bad.traced", bad.join("\n") + "\n"),
+        ("torn.traced", torn.to_string()),
+    ] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        cases.push((
+            name.into(),
+            vec!["-ganglia".into(), p.to_str().unwrap().into()],
+        ));
+    }
+    // Every damaged MPE log of the bad-input corpus.
+    let nodes = d.join("clog2/pingpong/pingpong.nodes");
+    let mut corpus: Vec<_> = std::fs::read_dir(root().join("tests/corpus/clog"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    corpus.sort();
+    for p in corpus {
+        cases.push((
+            p.file_name().unwrap().to_string_lossy().into(),
+            vec![
+                "-mpi".into(),
+                p.to_str().unwrap().into(),
+                "-mpinodes".into(),
+                nodes.to_str().unwrap().into(),
+            ],
+        ));
+    }
+    let mut failed = 0;
+    for (name, args) in &cases {
+        let mut seen = Vec::new();
+        for threads in ["1", "2"] {
+            let out = dir.path().join(format!("{name}-{threads}.paje"));
+            let mut a: Vec<&str> = vec!["--threads", threads];
+            a.extend(args.iter().map(String::as_str));
+            a.extend(["-o", out.to_str().unwrap()]);
+            let o = integrador(&a);
+            // The summary names the output file, which differs.
+            let err = stderr(&o).replace(out.to_str().unwrap(), "OUT");
+            seen.push((o.status.code(), err, std::fs::read(&out).ok()));
+        }
+        assert!(
+            seen[0] == seen[1],
+            "{name}: {:?}\nvs\n{:?}",
+            seen[0].1,
+            seen[1].1
+        );
+        failed += usize::from(seen[0].0 != Some(0));
+    }
+    assert!(failed >= 10, "only {failed} of the damaged inputs failed");
+}
