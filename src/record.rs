@@ -15,6 +15,7 @@
 use crate::convert::ganglia::Recent;
 use crate::error::{Error, Result};
 use integrador_ganglia::xml::{Entry, XmlReader};
+use integrador_ganglia::{TracedHeader, TracedReader};
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -205,7 +206,7 @@ impl Recording {
         let (good, head) = if exists {
             resume(&mut file, path)?
         } else {
-            (0, Header::default())
+            (0, TracedHeader::default())
         };
         file.seek(SeekFrom::Start(good))
             .map_err(|e| Error::in_file(path, e))?;
@@ -246,39 +247,25 @@ impl Recording {
     }
 }
 
-/// The header lines of an existing recording.
-#[derive(Default)]
-struct Header {
-    collector: Option<String>,
-    cluster: Option<String>,
-}
-
 /// Where an existing recording resumes: after its last complete line (a
 /// torn last line is dropped); its header.
-fn resume(file: &mut File, path: &Path) -> Result<(u64, Header)> {
+fn resume(file: &mut File, path: &Path) -> Result<(u64, TracedHeader)> {
     let io = |e: std::io::Error| Error::in_file(path, e);
     let len = file.metadata().map_err(io)?.len();
     let mut head = Vec::new();
     file.take(4096).read_to_end(&mut head).map_err(io)?;
-    if !head.is_empty() && !head.starts_with(b"# collector") && !head.starts_with(b"#") {
+    if !head.is_empty() && !head.starts_with(b"#") {
         return Err(Error::in_file(
             path,
             "--append: this is not a .traced recording (no `#` header)",
         ));
     }
-    let mut header = Header::default();
-    let whole = memchr::memrchr(b'\n', &head).map_or(&[][..], |i| &head[..i]);
-    for line in whole.split(|&b| b == b'\n') {
-        let Some(rest) = line.strip_prefix(b"# ") else {
-            break;
-        };
-        let text = String::from_utf8_lossy(rest);
-        match text.split_once(' ') {
-            Some(("collector", v)) => header.collector = Some(v.trim().to_string()),
-            Some(("cluster", v)) => header.cluster = Some(v.trim().to_string()),
-            _ => {}
-        }
-    }
+    // Its header as `-ganglia` reads it, from the whole lines read; one
+    // it cannot read names no collector or cluster to check against.
+    let whole = memchr::memrchr(b'\n', &head).map_or(&[][..], |i| &head[..=i]);
+    let header = TracedReader::new(whole)
+        .map(|r| r.header().clone())
+        .unwrap_or_default();
     // The last newline, read backwards a block at a time.
     let mut end = len;
     let mut buf = vec![0u8; 1 << 16];
@@ -635,11 +622,11 @@ fn poll_once(r: &mut Recorder<'_>, quiet: bool) -> Result<bool> {
     let sync_every = r.sync_every;
     // A `# cluster` header names the one cluster of a file.
     let one = lines.len() == 1 || r.args.output.to_string_lossy().contains("{cluster}");
+    let collector = r
+        .collector
+        .clone()
+        .unwrap_or_else(|| host_of(&server).into());
     for (cluster, new) in lines {
-        let collector = r
-            .collector
-            .clone()
-            .unwrap_or_else(|| host_of(&server).into());
         let rec = r.file(&cluster)?;
         if let Some(c) = rec.cluster.as_ref().filter(|c| one && **c != cluster) {
             return Err(Error::usage(format!(

@@ -23,6 +23,14 @@ fn snapshots() -> Vec<PathBuf> {
     v
 }
 
+/// Every snapshot's bytes, in order: what a stand-in serves in turn.
+fn snapshot_answers() -> Vec<Vec<u8>> {
+    snapshots()
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect()
+}
+
 /// Serves `answers` in turn, one per connection, then the last again.
 fn serve(listener: TcpListener, answers: Vec<Vec<u8>>) {
     std::thread::spawn(move || {
@@ -36,13 +44,20 @@ fn serve(listener: TcpListener, answers: Vec<Vec<u8>>) {
     });
 }
 
+/// `integrador record ganglia ARGS`, not started yet.
+fn record_command(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_integrador"));
+    c.args(["record", "ganglia"]).args(args);
+    c
+}
+
 fn record(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_integrador"))
-        .arg("record")
-        .arg("ganglia")
-        .args(args)
-        .output()
-        .unwrap()
+    record_command(args).output().unwrap()
+}
+
+/// [`record`] in the background, its stderr kept.
+fn spawn_record(args: &[&str]) -> std::process::Child {
+    record_command(args).stderr(Stdio::piped()).spawn().unwrap()
 }
 
 fn lines(p: &std::path::Path) -> Vec<String> {
@@ -58,10 +73,7 @@ fn a_recording_holds_every_distinct_sample_once() {
     let d = tempdir();
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
-    let answers: Vec<Vec<u8>> = snapshots()
-        .iter()
-        .map(|p| std::fs::read(p).unwrap())
-        .collect();
+    let answers = snapshot_answers();
     let n = answers.len();
     serve(l, answers);
     let out = d.path().join("g.traced");
@@ -121,21 +133,15 @@ fn a_server_that_is_down_at_start_is_waited_for() {
         .port();
     let out = d.path().join("g.traced");
     let server = format!("127.0.0.1:{port}");
-    let child = Command::new(env!("CARGO_BIN_EXE_integrador"))
-        .args([
-            "record",
-            "ganglia",
-            &server,
-            "-o",
-            out.to_str().unwrap(),
-            "--every",
-            "100ms",
-            "--for",
-            "2s",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_record(&[
+        &server,
+        "-o",
+        out.to_str().unwrap(),
+        "--every",
+        "100ms",
+        "--for",
+        "2s",
+    ]);
     std::thread::sleep(Duration::from_millis(500));
     let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
     serve(l, vec![std::fs::read(&snapshots()[0]).unwrap()]);
@@ -204,27 +210,9 @@ fn sigterm_ends_a_recording_at_a_whole_line() {
     let d = tempdir();
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let server = format!("127.0.0.1:{}", l.local_addr().unwrap().port());
-    serve(
-        l,
-        snapshots()
-            .iter()
-            .map(|p| std::fs::read(p).unwrap())
-            .collect(),
-    );
+    serve(l, snapshot_answers());
     let out = d.path().join("g.traced");
-    let child = Command::new(env!("CARGO_BIN_EXE_integrador"))
-        .args([
-            "record",
-            "ganglia",
-            &server,
-            "-o",
-            out.to_str().unwrap(),
-            "--every",
-            "50ms",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_record(&[&server, "-o", out.to_str().unwrap(), "--every", "50ms"]);
     std::thread::sleep(Duration::from_millis(400));
     // SAFETY: a plain kill(2) of our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
@@ -301,18 +289,20 @@ fn gmetad_clusters_go_to_their_own_files_and_config_filters() {
 fn a_failed_write_exits_1_and_the_file_ends_at_a_whole_line() {
     use std::os::unix::process::CommandExt;
     let d = tempdir();
-    let answers: Vec<Vec<u8>> = snapshots()
-        .iter()
-        .map(|p| std::fs::read(p).unwrap())
-        .collect();
+    let answers = snapshot_answers();
     let run = |out: &std::path::Path, limit: Option<u64>| {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let server = format!("127.0.0.1:{}", l.local_addr().unwrap().port());
         serve(l, answers.clone());
-        let mut c = Command::new(env!("CARGO_BIN_EXE_integrador"));
-        c.args(["record", "ganglia", &server, "-o"])
-            .arg(out)
-            .args(["--every", "50ms", "--for", "1500ms"]);
+        let mut c = record_command(&[
+            &server,
+            "-o",
+            out.to_str().unwrap(),
+            "--every",
+            "50ms",
+            "--for",
+            "1500ms",
+        ]);
         if let Some(limit) = limit {
             // SAFETY: only async-signal-safe calls between fork and exec.
             unsafe {

@@ -25,7 +25,10 @@ fn format(path: &Path) -> Result<integrador_clog::Format> {
 
 /// Opens `path` as the MPE log its first bytes say it is.
 pub(super) fn open(path: &Path) -> Result<Reader> {
-    let format = format(path)?;
+    open_as(path, format(path)?)
+}
+
+fn open_as(path: &Path, format: integrador_clog::Format) -> Result<Reader> {
     let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
     let buf = BufReader::with_capacity(crate::input::buffer_size(path), file);
     MpeReader::new(format, buf).map_err(|e| Error::in_file(path, e))
@@ -40,10 +43,10 @@ pub(super) enum Records {
 
 impl Records {
     pub(super) fn open(path: &Path) -> Result<Records> {
-        if !(crate::input::threadable(path) && crate::prefetch::claim()) {
-            return open(path).map(Records::Here);
-        }
         let format = format(path)?;
+        if !(crate::input::threadable(path) && crate::prefetch::claim()) {
+            return open_as(path, format).map(Records::Here);
+        }
         let (p, q) = (path.to_path_buf(), path.to_path_buf());
         let size = crate::input::buffer_size(path);
         Ok(Records::Thread(Prefetch::spawn(
