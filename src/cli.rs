@@ -107,6 +107,14 @@ pub struct Cli {
     /// Fit all sync lines per host (least squares) instead of first and last
     #[arg(long, help_heading = "Clocks and hierarchy")]
     pub sync_fit: bool,
+    /// Correct the clocks no sync file corrects from the messages between
+    /// hosts (MPI, DECK): a receive comes after its send
+    #[arg(long, help_heading = "Clocks and hierarchy")]
+    pub sync_from_messages: bool,
+    /// Write the clock corrections the messages give as a sync file
+    /// (-sync reads it back)
+    #[arg(long, value_name = "FILE", help_heading = "Clocks and hierarchy")]
+    pub write_sync: Option<PathBuf>,
     /// Hierarchy file (TOML, hierarchies/); default: Grid > Cluster > Machine > Process > Thread; also -hierarchy
     #[arg(long, value_name = "FILE", help_heading = "Clocks and hierarchy")]
     pub hierarchy: Option<PathBuf>,
@@ -183,6 +191,10 @@ pub struct Config {
     pub sync: Option<PathBuf>,
     /// Fit all sync lines.
     pub sync_fit: bool,
+    /// Correct clocks from the messages.
+    pub sync_from_messages: bool,
+    /// Where to write the corrections as a sync file.
+    pub write_sync: Option<PathBuf>,
     /// Hierarchy file (None = built-in).
     pub hierarchy: Option<PathBuf>,
     /// Output.
@@ -348,6 +360,8 @@ impl Cli {
         Ok(Config {
             sync: self.sync.clone(),
             sync_fit: self.sync_fit,
+            sync_from_messages: self.sync_from_messages,
+            write_sync: self.write_sync.clone(),
             hierarchy: self.hierarchy.clone(),
             output,
             absolute_time: self.absolute_time,

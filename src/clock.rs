@@ -240,6 +240,15 @@ impl SyncTable {
         })
     }
 
+    /// A table of maps found otherwise (from the messages).
+    pub fn from_maps(reference: String, hosts: Vec<HostClock>) -> SyncTable {
+        SyncTable {
+            reference,
+            hosts,
+            by_key: std::cell::OnceCell::new(),
+        }
+    }
+
     /// The clock of `host`, matched with the identity rules. The reference
     /// host maps by identity; `None` = the host is not in the file.
     pub fn lookup(&self, host: &str, ids: &HostIdentity) -> Option<(ClockMap, &str, usize)> {

@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod clock;
+pub mod clockfit;
 pub mod color;
 pub mod convert;
 pub mod error;

@@ -23,6 +23,9 @@ pub struct MessageStats {
     /// Per (sender host, receiver host): receives more than 1 µs before
     /// their send, and the worst (ns early, message description).
     pub violations: std::collections::BTreeMap<(String, String), (u64, i64, String)>,
+    /// Every matched message between two hosts, as bounds on their
+    /// clocks (`crate::clockfit`).
+    pub clocks: crate::clockfit::Constraints,
 }
 
 impl MessageStats {

@@ -14,8 +14,11 @@ use std::path::Path;
 pub struct ClockUse {
     /// Host name as the source gave it.
     pub host: String,
-    /// Its line in the sync file and map, if it has one.
+    /// Its name in the sync file, its map and the lines (or messages)
+    /// it was computed from, if it has one.
     pub map: Option<(String, ClockMap, usize)>,
+    /// The map was estimated from the messages (`--sync-from-messages`).
+    pub from_messages: bool,
 }
 
 /// Everything the summary reports.
@@ -34,8 +37,14 @@ pub struct RunReport {
     pub hosts_total: usize,
     /// Clocks used.
     pub clocks: Vec<ClockUse>,
-    /// Sync reference host, if a sync file was given.
+    /// Sync reference host, if a sync file was given (or clocks were
+    /// corrected from the messages).
     pub reference: Option<String>,
+    /// Clocks from the messages: per host, the estimate, its band and
+    /// what bounds it; empty when not asked for and not needed.
+    pub from_messages: Vec<String>,
+    /// Whether the clocks were corrected from the messages.
+    pub corrected_from_messages: bool,
     /// Warnings of the hierarchy and the unifier.
     pub warnings: Vec<String>,
     /// Where the trace went.
@@ -47,6 +56,8 @@ pub struct RunReport {
 /// was asked by (node01, node01.cluster.example).
 pub struct Clocks<'a> {
     sync: Option<&'a SyncTable>,
+    /// The estimates from the messages, for the hosts `sync` lacks.
+    estimated: Option<&'a SyncTable>,
     identity: HostIdentity,
     asked: KeyIndex,
     /// Every host asked, in order.
@@ -54,21 +65,32 @@ pub struct Clocks<'a> {
 }
 
 impl<'a> Clocks<'a> {
-    /// Clocks from `sync`, hosts matched by `identity`.
-    pub fn new(sync: Option<&'a SyncTable>, identity: HostIdentity) -> Clocks<'a> {
+    /// Clocks from `sync`, then from `estimated`, hosts matched by
+    /// `identity`.
+    pub fn new(
+        sync: Option<&'a SyncTable>,
+        estimated: Option<&'a SyncTable>,
+        identity: HostIdentity,
+    ) -> Clocks<'a> {
         Clocks {
             sync,
+            estimated,
             identity,
             asked: KeyIndex::default(),
             used: Vec::new(),
         }
     }
 
-    /// The map of `host`'s clock, if the sync file has it.
+    /// The map of `host`'s clock, if the sync file (or, failing it, the
+    /// estimates) has it.
     pub fn of(&mut self, host: &str) -> Option<ClockMap> {
-        let sync = self.sync?;
-        let found = sync.lookup(host, &self.identity);
+        if self.sync.is_none() && self.estimated.is_none() {
+            return None;
+        }
         let ids = &self.identity;
+        let from_sync = self.sync.and_then(|s| s.lookup(host, ids));
+        let from_messages = from_sync.is_none();
+        let found = from_sync.or_else(|| self.estimated.and_then(|e| e.lookup(host, ids)));
         let known = ids
             .keys(host)
             .flat_map(|k| self.asked.get(k))
@@ -81,6 +103,7 @@ impl<'a> Clocks<'a> {
             let map = found.map(|(m, name, lines)| (name.to_string(), m, lines));
             self.used.push(ClockUse {
                 host: host.to_string(),
+                from_messages: from_messages && map.is_some(),
                 map,
             });
         }
@@ -104,6 +127,10 @@ pub struct Finished<'a> {
     pub clocks: Vec<ClockUse>,
     /// The sync table and its file, if any.
     pub sync: Option<(&'a SyncTable, &'a Path)>,
+    /// What the messages say of the clocks.
+    pub from_messages: crate::clockfit::apply::Outcome,
+    /// Whether the clocks were corrected from the messages.
+    pub corrected_from_messages: bool,
     /// The output.
     pub output: Output,
 }
@@ -138,6 +165,12 @@ impl Finished<'_> {
         if let Some((table, path)) = self.sync {
             warnings.extend(corrects_nothing(table, path, &self.clocks));
         }
+        warnings.extend(self.from_messages.warnings);
+        let reference = match (self.sync, self.corrected_from_messages) {
+            (Some((t, _)), _) => Some(t.reference.clone()),
+            (None, true) => self.from_messages.reference.clone(),
+            (None, false) => None,
+        };
         RunReport {
             sources: self.sources,
             written: self.written,
@@ -145,7 +178,9 @@ impl Finished<'_> {
             hosts,
             hosts_total: reg.hosts_seen().len(),
             clocks: self.clocks,
-            reference: self.sync.map(|(t, _)| t.reference.clone()),
+            reference,
+            from_messages: self.from_messages.lines,
+            corrected_from_messages: self.corrected_from_messages,
             warnings,
             output: self.output,
         }

@@ -62,6 +62,13 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     cfg.refuse_missing_files(&kinds)?;
     let inputs = list_inputs(cfg, &mut kinds)?;
     target.refuse_inputs(inputs.iter().map(|(o, p)| (*o, p.as_path())))?;
+    if let Some(p) = &cfg.write_sync {
+        crate::clockfit::apply::refuse_inputs(
+            p,
+            &cfg.output,
+            inputs.iter().map(|(o, p)| (*o, p.as_path())),
+        )?;
+    }
     let _streams = input::Scope::enter(inputs.iter().map(|(_, p)| p.as_path()));
     crate::prefetch::set_threads(cfg.threads);
     let options: Vec<&str> = kinds.iter().map(|k| k.option()).collect();
@@ -78,8 +85,24 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     let named = crate::convert::configure(&mut kinds, &hierarchy)?;
     target.refuse_inputs(named.iter().map(|(what, p)| (*what, p.as_path())))?;
     let sync = open_sync(cfg, &hierarchy)?;
+    // --sync-from-messages: a first pass over the message sources gives
+    // the clocks of the hosts the sync file leaves out.
+    let applied = match cfg.sync_from_messages {
+        true => Some(crate::clockfit::apply::first_pass(
+            cfg,
+            &mut kinds,
+            &hierarchy,
+            sync.as_ref(),
+        )?),
+        false => None,
+    };
+    let estimated = applied.as_ref().map(|e| e.table());
     let mut reg = Registry::new(hierarchy);
-    let mut clocks = Clocks::new(sync.as_ref(), reg.hierarchy.identity.clone());
+    let mut clocks = Clocks::new(
+        sync.as_ref(),
+        estimated.as_ref(),
+        reg.hierarchy.identity.clone(),
+    );
     let mut clock_of = |host: &str| clocks.of(host).map(crate::timeline::Clock::new);
     let mut cx = OpenCx {
         cfg,
@@ -140,9 +163,21 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     if let Some(p) = progress {
         p.bar.finish_and_clear();
     }
+    let sources: Vec<_> = merge.sources().iter().map(|s| s.stats().clone()).collect();
+    let from_messages = crate::clockfit::apply::End {
+        cfg,
+        sources: &sources,
+        sync: sync.as_ref().zip(cfg.sync.as_deref()),
+        applied: applied.as_ref(),
+        ids: &reg.hierarchy.identity,
+        origin,
+    }
+    .finish()?;
     let finished = Finished {
         reg: &reg,
-        sources: merge.sources().iter().map(|s| s.stats().clone()).collect(),
+        sources,
+        from_messages,
+        corrected_from_messages: applied.is_some(),
         written,
         notes,
         origin,

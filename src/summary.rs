@@ -52,6 +52,10 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
     write_sources(out, r)?;
     write_hosts(out, r)?;
     write_clocks(out, r)?;
+    if let Some((head, rest)) = r.from_messages.split_first() {
+        writeln!(out, "  clocks from the messages, {head}:")?;
+        rows(out, rest, |out, l| writeln!(out, "    {l}"))?;
+    }
     write_messages(out, r)?;
     let notes = warnings_of(r);
     if !notes.is_empty() {
@@ -135,11 +139,18 @@ fn write_clocks(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
                     return Ok(());
                 };
                 let offset = map.offset_at_reference(r.origin) as f64 / 1e9;
+                let what = if c.from_messages && *lines == 0 {
+                    "the reference of the corrections from the messages".to_string()
+                } else if c.from_messages {
+                    format!("from {lines} message(s)")
+                } else {
+                    format!("{lines} sync line(s)")
+                };
                 writeln!(
                     out,
-                    "    {}{}: offset {offset:+.6} s at T0, drift {:+.3} ppm, {lines} sync line(s)",
+                    "    {}{}: offset {offset:+.6} s at T0, drift {:+.3} ppm, {what}",
                     c.host,
-                    if name != &c.host {
+                    if name != &c.host && !c.from_messages {
                         format!(" (sync name {name})")
                     } else {
                         String::new()
@@ -156,7 +167,12 @@ fn write_clocks(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
             if !missing.is_empty() {
                 writeln!(
                     out,
-                    "    uncorrected (not in the sync file): {}",
+                    "    uncorrected ({}): {}",
+                    if r.corrected_from_messages {
+                        "no sync line, no message to the reference"
+                    } else {
+                        "not in the sync file"
+                    },
                     missing.join(", ")
                 )?;
             }

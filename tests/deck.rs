@@ -492,7 +492,7 @@ fn a_skewed_and_drifting_host_is_restored_within_a_microsecond() {
     argv.extend(args.iter().map(String::as_str));
     let err = run_ok(&argv, &skewed);
     let early: u64 = err
-        .split("messages")
+        .split("  messages (")
         .nth(1)
         .and_then(|m| m.split(" causality violation").next())
         .and_then(|m| m.rsplit(' ').next())

@@ -47,6 +47,12 @@ pub trait SourceKind {
     fn opens_last(&self) -> bool {
         false
     }
+    /// Whether its sources pair messages between hosts (their
+    /// `MessageStats::clocks`), which `--sync-from-messages` reads in a
+    /// first pass.
+    fn carries_messages(&self) -> bool {
+        false
+    }
     /// Lists the files it will read (a directory's files, an archive's
     /// volumes), keeping what it needs to open them.
     fn list(&mut self) -> Result<Vec<PathBuf>>;

@@ -71,6 +71,8 @@ pub struct MpiSetup<'a> {
 struct Rank {
     lane: Lane,
     host: String,
+    /// The host's index in the messages' clock constraints.
+    hix: u32,
     container: ContainerId,
 }
 
@@ -272,6 +274,9 @@ impl MpiSource {
         if let Some(other) = other {
             let (ts, tr) = if send { (time, other) } else { (other, time) };
             let ranks = &self.ranks;
+            if let (Some(s), Some(d)) = (ranks.get(&src), ranks.get(&dst)) {
+                self.messages.clocks.observe(s.hix, ts, d.hix, tr);
+            }
             self.messages.check_order(
                 ts,
                 tr,
@@ -526,6 +531,10 @@ impl super::SourceKind for MpiKind {
         )?;
         self.start = super::epoch_arg(m, "mpi-start", "1795265512.474392")?;
         Ok(())
+    }
+
+    fn carries_messages(&self) -> bool {
+        true
     }
 
     fn has_inputs(&self) -> bool {

@@ -32,9 +32,12 @@ impl MpiSource {
         // Every rank is a lane: MPE time, which all ranks share, placed by
         // the rank's anchor and corrected by its host's clock.
         let mut timeline = Timeline::lanes(setup.window, SourceStats::default()).counting("byte");
-        let (ranks, notes) = placed.place(&world, reg, clock_of, &mut timeline)?;
+        let (mut ranks, notes) = placed.place(&world, reg, clock_of, &mut timeline)?;
         let rows = rows(&scan, &ranks, reg);
-        let (messages, chans) = channels(&scan, reg);
+        let (mut messages, chans) = channels(&scan, reg);
+        for r in ranks.values_mut() {
+            r.hix = messages.clocks.host(&r.host);
+        }
 
         // A state or event type belongs to one container type: MPE threads
         // on Thread containers get the Thread type's own.
@@ -196,6 +199,7 @@ impl Placing<'_> {
                 Rank {
                     lane,
                     host,
+                    hix: 0,
                     container,
                 },
             );

@@ -107,6 +107,8 @@ pub struct RastroSource {
     found: Vec<(Option<Key>, u64)>,
     here_seq: u64,
     messages: MessageStats,
+    /// Each file's host index in the messages' clock constraints.
+    hix: Vec<u32>,
     unknown_ids: BTreeMap<u16, u64>,
     missing_fields: u64,
     empty_pops: u64,
@@ -305,6 +307,9 @@ impl RastroSource {
                 } else {
                     (t, time, other, file)
                 };
+                if let (Some(&hs), Some(&hr)) = (self.hix.get(fs), self.hix.get(fr)) {
+                    self.messages.clocks.observe(hs, ts, hr, tr);
+                }
                 let (files, map) = (&self.walk.files, &self.map);
                 let host = |f: usize| files.get(f).map(|x| x.host.clone()).unwrap_or_default();
                 self.messages.check_order(
@@ -572,6 +577,10 @@ impl super::SourceKind for RastroKind {
             self.map.is_some(),
             "--deck-map describes libRastro traces: give them with -deck",
         )
+    }
+
+    fn carries_messages(&self) -> bool {
+        true
     }
 
     fn has_inputs(&self) -> bool {

@@ -125,6 +125,12 @@ impl RastroSource {
             .filter(|f| *f.reader.end() != End::Open)
             .filter_map(end_note)
             .collect();
+        let mut messages = MessageStats::default();
+        let hix = walk
+            .files
+            .iter()
+            .map(|f| messages.clocks.host(&f.host))
+            .collect();
         let source = RastroSource {
             map: Arc::new(map),
             walk,
@@ -141,7 +147,8 @@ impl RastroSource {
             in_flight: HashMap::new(),
             found: Vec::new(),
             here_seq: 0,
-            messages: MessageStats::default(),
+            messages,
+            hix,
             unknown_ids: BTreeMap::new(),
             missing_fields: 0,
             empty_pops: 0,
