@@ -6,9 +6,9 @@ mod common;
 
 use common::*;
 use integrador_rastro::encode::{Value, Writer};
-use integrador_rastro::{Layout, Record, RstReader};
+use integrador_rastro::Layout;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A link as written in our trace, times in exact ns.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -393,62 +393,6 @@ fn deck_threads_are_unified_with_kernel_threads() {
     assert_eq!(containers, 1 + 1 + 3 + 3 + 2, "{lines:#?}");
 }
 
-/// Rewrites every file of `scenario` whose host is `host` with its times
-/// moved by `offset + drift·(t − t0)`, as a clock that is off would have
-/// stamped them; the other files are copied.
-fn skew(
-    scenario: &str,
-    host: &str,
-    t0: i64,
-    offset_ns: i64,
-    drift_ppm: i64,
-    dir: &Path,
-) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let src = fixtures().join(format!("rastro/{scenario}"));
-    let mut names: Vec<_> = std::fs::read_dir(&src)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "rst"))
-        .collect();
-    names.sort();
-    for p in names {
-        let mut r = RstReader::new(std::fs::File::open(&p).unwrap()).unwrap();
-        let init = r.init().clone();
-        let moved = |t: i64| {
-            if init.host == host {
-                t + offset_ns + (t - t0) * drift_ppm / 1_000_000
-            } else {
-                t
-            }
-        };
-        let mut w = Writer::new(
-            Layout::Current,
-            init.resolution,
-            init.id1,
-            init.id2,
-            &init.host,
-            moved(init.time_ns),
-        );
-        let mut rec = Record::default();
-        while r.next_into(&mut rec).unwrap() {
-            let mut vals: Vec<Value> = Vec::new();
-            vals.extend(rec.u64s.iter().map(|&v| Value::U64(v)));
-            vals.extend(rec.u32s.iter().map(|&v| Value::U32(v)));
-            vals.extend(rec.strings.iter().map(|s| Value::Str(s)));
-            w.event(rec.ty, moved(rec.time_ns), &vals);
-        }
-        let integrador_rastro::End::Stop { time_ns, .. } = r.end().clone() else {
-            panic!()
-        };
-        w.stop(moved(time_ns));
-        let dst = dir.join(p.file_name().unwrap());
-        std::fs::write(&dst, w.into_bytes()).unwrap();
-        out.push(dst);
-    }
-    out
-}
-
 /// Every (time, line) of the trace body, for comparing two traces.
 fn timed_lines(trace: &Path) -> Vec<(i64, String)> {
     read_ours(trace)
@@ -467,7 +411,7 @@ fn a_skewed_and_drifting_host_is_restored_within_a_microsecond() {
     // node02's clock runs 3 ms behind and gains 150 ppm: without
     // correction its receives come before rank 0's sends.
     let (offset, ppm) = (-3_000_000i64, 150i64);
-    let files = skew("deck-pingpong", "node02", t0, offset, ppm, d.path());
+    let files = skew_rastro("deck-pingpong", "node02", t0, offset, ppm, d.path());
     let local = |t: i64| t + offset + (t - t0) * ppm / 1_000_000;
     // Two measurements, before and after the run, as rastro_timesync
     // prints them (ns).

@@ -113,7 +113,7 @@ impl End<'_> {
                         h.host,
                         crate::time::format_duration(by),
                         super::signed(h.line.at(h.span.0)),
-                        crate::time::format_duration(h.bound.half().unwrap_or(0)),
+                        crate::time::format_duration(h.bound.wide().unwrap_or(0)),
                     ));
                 }
             }

@@ -184,6 +184,7 @@ impl Estimator {
                     Line::IDENTITY,
                     Bound::Both {
                         half: 0,
+                        wide: 0,
                         drift: false,
                         relaxed: false,
                     },
@@ -254,16 +255,19 @@ fn weaker(edge: Bound, up: Bound) -> Bound {
         (
             Bound::Both {
                 half: a,
+                wide: wa,
                 drift: d1,
                 relaxed: r1,
             },
             Bound::Both {
                 half: b,
+                wide: wb,
                 drift: d2,
                 relaxed: r2,
             },
         ) => Bound::Both {
             half: a.saturating_add(b),
+            wide: wa.saturating_add(wb),
             drift: d1 || d2,
             relaxed: r1 || r2,
         },
@@ -318,6 +322,13 @@ fn signed(ns: i64) -> String {
     }
 }
 
+/// Exact signed seconds (`-0.250000075 s`): an offset is read to the ns.
+fn signed_seconds(ns: i64) -> String {
+    let a = ns.unsigned_abs();
+    let sign = if ns < 0 { '-' } else { '+' };
+    format!("{sign}{}.{:09} s", a / 1_000_000_000, a % 1_000_000_000)
+}
+
 fn describe(h: &HostFit, origin: i64) -> String {
     let inv = h.line.inverse();
     let offset = h.line.at(inv.map(origin));
@@ -325,15 +336,21 @@ fn describe(h: &HostFit, origin: i64) -> String {
     match h.bound {
         Bound::Both {
             half,
+            wide,
             drift,
             relaxed,
         } => format!(
             "{}: offset {} ± {} at T0, drift {}; {via}{}",
             h.host,
-            signed(offset),
+            signed_seconds(offset),
             crate::time::format_duration(half),
             if drift {
                 format!("{:+.3} ppm", h.line.ppm())
+            } else if wide > half {
+                format!(
+                    "none measurable (a constant offset respects every message; ± {} with the drift they allow)",
+                    crate::time::format_duration(wide)
+                )
             } else {
                 "none measurable (a constant offset respects every message)".to_string()
             },
@@ -374,7 +391,7 @@ pub fn outside(fit: &HostFit) -> Option<i64> {
     let ends = [fit.span.0, fit.span.1];
     let worst = |f: &dyn Fn(i64) -> i64| ends.iter().map(|&x| f(x)).max().unwrap_or(0);
     let by = match fit.bound {
-        Bound::Both { half, .. } => worst(&|x| fit.line.at(x).saturating_abs() - half),
+        Bound::Both { wide, .. } => worst(&|x| fit.line.at(x).saturating_abs() - wide),
         Bound::AtLeast(v) => v,
         Bound::AtMost(v) => v.saturating_neg(),
         Bound::Inconsistent(_) => 0,

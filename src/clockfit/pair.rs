@@ -139,12 +139,16 @@ fn div_round(n: i128, d: i128) -> i128 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bound {
     /// Messages both ways: the correction lies within `half` of the line
-    /// over the messages' span. `drift`: the line has a slope (a constant
-    /// could not respect every message); `relaxed`: only with the 1 µs
-    /// tolerance of the causality check.
+    /// over the messages' span, and within `wide` whatever drift the
+    /// messages allow (the truth is one of those lines; `wide` = `half`
+    /// when the line has a drift, or when the messages cannot bound
+    /// one). `drift`: the line has a slope (a constant could not respect
+    /// every message); `relaxed`: only with the 1 µs tolerance of the
+    /// causality check.
     #[allow(missing_docs)]
     Both {
         half: i64,
+        wide: i64,
         drift: bool,
         relaxed: bool,
     },
@@ -183,6 +187,14 @@ impl Bound {
     pub fn half(&self) -> Option<i64> {
         match self {
             Bound::Both { half, .. } => Some(*half),
+            _ => None,
+        }
+    }
+
+    /// The half-width whatever the drift, when bounded both ways.
+    pub fn wide(&self) -> Option<i64> {
+        match self {
+            Bound::Both { wide, .. } => Some(*wide),
             _ => None,
         }
     }
@@ -352,10 +364,18 @@ impl PairHull {
             let (l, u) = (l - tol, u + tol);
             if l <= u {
                 let c = (i128::from(l) + i128::from(u)).div_euclid(2) as i64;
+                // The band of the constant, and where the lines that also
+                // allow a drift pass at the span's ends: a drift too small
+                // to show in the messages may still move the clock more
+                // than the constant's band.
+                let line = Line::offset(c);
+                let half = (u - c).max(c - l);
+                let wide = spread(lower, upper, tol, &line).map_or(half, |w| w.max(half));
                 return Some(Fit {
-                    line: Line::offset(c),
+                    line,
                     bound: Bound::Both {
-                        half: (u - c).max(c - l),
+                        half,
+                        wide,
                         drift: false,
                         relaxed: tol > 0,
                     },
@@ -398,17 +418,23 @@ impl Through {
     }
 }
 
-/// The drifting line: vertices of the feasible region are lines through
-/// two hull points; the estimate is the mean of those of least and
-/// greatest slope, the band the spread of all of them at the span's ends.
-fn drift_fit(lower: &[Point], upper: &[Point], tol: i64) -> Option<Fit> {
+/// The lines through two hull points that respect every message (with
+/// `tol`): the vertices of the feasible region. `None` when that region
+/// is unbounded (the messages one way all come before those the other
+/// way: any drift fits) or empty.
+fn vertices(lower: &[Point], upper: &[Point], tol: i64) -> Option<(Vec<Through>, i64, i64)> {
+    let span = |s: &[Point]| Some((s.iter().map(|p| p.0).min()?, s.iter().map(|p| p.0).max()?));
+    let ((l0, l1), (u0, u1)) = (span(lower)?, span(upper)?);
+    if l1 <= u0 || u1 <= l0 {
+        return None;
+    }
     let lower: Vec<Point> = lower.iter().map(|&(x, y)| (x, y - tol)).collect();
     let upper: Vec<Point> = upper.iter().map(|&(x, y)| (x, y + tol)).collect();
     let all: Vec<Point> = lower.iter().chain(&upper).copied().collect();
     let feasible = |t: &Through| {
         lower.iter().all(|&p| t.side(p) <= 0) && upper.iter().all(|&p| t.side(p) >= 0)
     };
-    let mut vertices: Vec<Through> = Vec::new();
+    let mut v: Vec<Through> = Vec::new();
     for (i, &p) in all.iter().enumerate() {
         for &q in &all[i + 1..] {
             let t = match p.0.cmp(&q.0) {
@@ -417,14 +443,34 @@ fn drift_fit(lower: &[Point], upper: &[Point], tol: i64) -> Option<Fit> {
                 std::cmp::Ordering::Equal => continue,
             };
             if feasible(&t) {
-                vertices.push(t);
+                v.push(t);
             }
         }
     }
-    let least = *vertices.iter().min_by(|a, b| a.slope_cmp(b))?;
-    let most = *vertices.iter().max_by(|a, b| a.slope_cmp(b))?;
-    let xa = all.iter().map(|p| p.0).min()?;
-    let xb = all.iter().map(|p| p.0).max()?;
+    (!v.is_empty()).then_some((v, l0.min(u0), l1.max(u1)))
+}
+
+/// How far the feasible lines pass from `line` at the span's ends: the
+/// band's half-width (the region is convex, so its extremes at a time are
+/// at vertices, and between the ends the band is narrower).
+fn spread(lower: &[Point], upper: &[Point], tol: i64, line: &Line) -> Option<i64> {
+    let (v, xa, xb) = vertices(lower, upper, tol)?;
+    let mut half = 0i64;
+    for x in [xa, xb] {
+        let e = line.at(x);
+        for t in &v {
+            half = half.max((t.at(x) - e).abs());
+        }
+    }
+    Some(half)
+}
+
+/// The drifting line: the mean of the feasible lines of least and
+/// greatest slope (feasible, the region being convex).
+fn drift_fit(lower: &[Point], upper: &[Point], tol: i64) -> Option<Fit> {
+    let (v, xa, xb) = vertices(lower, upper, tol)?;
+    let least = *v.iter().min_by(|a, b| a.slope_cmp(b))?;
+    let most = *v.iter().max_by(|a, b| a.slope_cmp(b))?;
     let mid = |x: i64| sat((i128::from(least.at(x)) + i128::from(most.at(x))).div_euclid(2));
     let (ya, yb) = (mid(xa), mid(xb));
     let k = if xb > xa {
@@ -436,17 +482,12 @@ fn drift_fit(lower: &[Point], upper: &[Point], tol: i64) -> Option<Fit> {
         0
     };
     let line = Line { x0: xa, c: ya, k };
-    let mut half = 0i64;
-    for x in [xa, xb] {
-        let e = line.at(x);
-        for v in &vertices {
-            half = half.max((v.at(x) - e).abs());
-        }
-    }
+    let half = spread(lower, upper, tol, &line)?;
     Some(Fit {
         line,
         bound: Bound::Both {
             half,
+            wide: half,
             drift: true,
             relaxed: tol > 0,
         },

@@ -270,3 +270,60 @@ pub fn snapshot_wobbles(dir: &Path) -> std::collections::BTreeMap<String, u64> {
         .filter(|(_, n)| *n > 0)
         .collect()
 }
+
+/// Rewrites every file of `scenario` whose host is `host` with its times
+/// moved by `offset + drift·(t − t0)`, as a clock that is off would have
+/// stamped them; the other files are copied.
+pub fn skew_rastro(
+    scenario: &str,
+    host: &str,
+    t0: i64,
+    offset_ns: i64,
+    drift_ppm: i64,
+    dir: &Path,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let src = fixtures().join(format!("rastro/{scenario}"));
+    let mut names: Vec<_> = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rst"))
+        .collect();
+    names.sort();
+    for p in names {
+        let mut r = integrador_rastro::RstReader::new(std::fs::File::open(&p).unwrap()).unwrap();
+        let init = r.init().clone();
+        let moved = |t: i64| {
+            if init.host == host {
+                t + offset_ns + (t - t0) * drift_ppm / 1_000_000
+            } else {
+                t
+            }
+        };
+        let mut w = integrador_rastro::encode::Writer::new(
+            integrador_rastro::Layout::Current,
+            init.resolution,
+            init.id1,
+            init.id2,
+            &init.host,
+            moved(init.time_ns),
+        );
+        let mut rec = integrador_rastro::Record::default();
+        while r.next_into(&mut rec).unwrap() {
+            let mut vals: Vec<integrador_rastro::encode::Value> = Vec::new();
+            vals.extend(rec.u64s.iter().map(|&v| integrador_rastro::encode::Value::U64(v)));
+            vals.extend(rec.u32s.iter().map(|&v| integrador_rastro::encode::Value::U32(v)));
+            vals.extend(rec.strings.iter().map(|s| integrador_rastro::encode::Value::Str(s)));
+            w.event(rec.ty, moved(rec.time_ns), &vals);
+        }
+        let integrador_rastro::End::Stop { time_ns, .. } = r.end().clone() else {
+            panic!()
+        };
+        w.stop(moved(time_ns));
+        let dst = dir.join(p.file_name().unwrap());
+        std::fs::write(&dst, w.into_bytes()).unwrap();
+        out.push(dst);
+    }
+    out
+}
+

@@ -1,0 +1,343 @@
+//! Clocks from the traces' own messages (`--sync-from-messages`,
+//! `--write-sync`, the check of a sync file). The real fixture logs are
+//! rewritten with one host's clock off by a known offset and drift: the
+//! libRastro files through the project's encoder, the MPE logs by their
+//! anchor's epoch (the offset) and that rank's record times (the drift),
+//! patched where the decoder says each record is. The estimate must put
+//! every event back within the band it reports.
+
+mod common;
+use common::*;
+use integrador_clog::clog2::cargo_string;
+use integrador_clog::{Body, Clog2Reader};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A duration as `format_duration` prints it (`61.331us`, `2.5ms`).
+fn duration(s: &str) -> i64 {
+    for (unit, scale) in [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)] {
+        if let Some(v) = s.strip_suffix(unit) {
+            if let Ok(v) = v.parse::<f64>() {
+                return (v * scale).round() as i64;
+            }
+        }
+    }
+    panic!("not a duration: {s}")
+}
+
+/// The estimate the summary gives `host`: (offset ns at T0, half-width,
+/// half-width with the drift the messages allow).
+fn estimate(summary: &str, host: &str) -> (i64, i64, i64) {
+    let line = summary
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{host}: offset ")) && l.contains(" ± "))
+        .unwrap_or_else(|| panic!("no estimate for {host}: {summary}"));
+    let rest = line.split(": offset ").nth(1).unwrap();
+    let mut w = rest.split_whitespace();
+    let secs = w.next().unwrap();
+    assert_eq!(w.next(), Some("s"), "{line}");
+    assert_eq!(w.next(), Some("±"), "{line}");
+    let half = duration(w.next().unwrap());
+    let neg = secs.starts_with('-');
+    let (a, b) = secs.trim_start_matches(['+', '-']).split_once('.').unwrap();
+    let ns = a.parse::<i64>().unwrap() * 1_000_000_000 + b.parse::<i64>().unwrap();
+    let wide = line
+        .split("; ± ")
+        .nth(1)
+        .and_then(|w| w.split_whitespace().next())
+        .map_or(half, duration);
+    (if neg { -ns } else { ns }, half, wide)
+}
+
+/// Receives more than 1 µs before their send, as the summary counts them.
+fn violations(summary: &str) -> u64 {
+    summary
+        .split("  messages (")
+        .nth(1)
+        .and_then(|m| m.split(" causality violation").next())
+        .and_then(|m| m.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no message counts: {summary}"))
+}
+
+/// Every timed line with its aliases resolved to names, sorted, so two
+/// runs of the same inputs compare line by line.
+fn named_lines(trace: &Path) -> Vec<(String, i64)> {
+    let ours = read_ours(trace);
+    let mut v: Vec<(String, i64)> = ours
+        .events
+        .iter()
+        .filter(|e| e.0 != "0")
+        .map(|(id, t, f)| {
+            let words: Vec<&str> = f[2..].iter().map(|w| ours.name(w)).collect();
+            (format!("{id} {}", words.join(" ")), *t)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The worst |time moved| of the lines of two runs.
+fn worst_shift(a: &Path, b: &Path) -> i64 {
+    let (x, y) = (named_lines(a), named_lines(b));
+    assert_eq!(x.len(), y.len());
+    assert!(x.len() > 40);
+    x.iter()
+        .zip(&y)
+        .map(|(p, q)| {
+            assert_eq!(p.0, q.0);
+            (p.1 - q.1).abs()
+        })
+        .max()
+        .unwrap()
+}
+
+/// The shortest round trip between `a` and `b`'s containers: a message,
+/// then the first one back after it arrived, from its send to the reply's
+/// receive. Links drawn at one record (a DECK mailbox clone: both ends at
+/// the same time) are no messages between clocks.
+fn min_round_trip(trace: &Path, a: &str, b: &str) -> i64 {
+    let ours = read_ours(trace);
+    let mut parent: HashMap<String, (String, String)> = HashMap::new();
+    for (id, _, f) in &ours.events {
+        if id == "4" {
+            parent.insert(f[5].clone(), (f[3].clone(), f[4].clone()));
+        }
+    }
+    let host_of = |c: &str| {
+        let mut c = c.to_string();
+        while let Some((up, name)) = parent.get(&c) {
+            if name == a || name == b {
+                return name.clone();
+            }
+            c = up.clone();
+        }
+        String::new()
+    };
+    let mut sends: HashMap<String, (i64, String)> = HashMap::new();
+    let mut msgs: Vec<(i64, String, i64, String)> = Vec::new();
+    for (id, t, f) in &ours.events {
+        match id.as_str() {
+            "13" => {
+                sends.insert(f[6].clone(), (*t, host_of(&f[5])));
+            }
+            "14" => {
+                let (s, from) = sends.remove(&f[6]).unwrap();
+                let to = host_of(&f[5]);
+                if s != *t && !from.is_empty() && !to.is_empty() && from != to {
+                    msgs.push((s, from, *t, to));
+                }
+            }
+            _ => {}
+        }
+    }
+    msgs.sort();
+    let mut best = i64::MAX;
+    for m in &msgs {
+        if let Some(r) = msgs
+            .iter()
+            .filter(|r| r.1 == m.3 && r.3 == m.1 && r.0 >= m.2)
+            .min_by_key(|r| r.0)
+        {
+            best = best.min(r.2 - m.0);
+        }
+    }
+    assert!(best < i64::MAX, "no round trip in {}", trace.display());
+    best
+}
+
+/// An MPE log with world rank `wrank`'s clock off: its anchor's epoch
+/// moved by `offset_us`, its records' MPE times by `ppm` around the anchor.
+fn skew_clog2(log: &Path, wrank: i32, offset_us: i64, ppm: f64, out: &Path) {
+    let mut bytes = std::fs::read(log).unwrap();
+    let mut r = Clog2Reader::new(std::io::BufReader::new(std::fs::File::open(log).unwrap())).unwrap();
+    let big = r.preamble().big_endian;
+    let mut recs = Vec::new();
+    let mut comm: HashMap<(i32, i32), i32> = HashMap::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        if let Body::Comm {
+            icomm, rank, wrank, ..
+        } = rec.body
+        {
+            comm.insert((icomm, rank), wrank);
+        }
+        recs.push(rec);
+    }
+    let world = |icomm: i32, rank: i32| comm.get(&(icomm, rank)).copied().unwrap_or(rank);
+    let anchor_id = recs
+        .iter()
+        .find_map(|r| match &r.body {
+            Body::EventDef { etype, name, .. } if name == "integrador_anchor" => Some(*etype),
+            _ => None,
+        })
+        .expect("the log has anchors");
+    let anchor = recs
+        .iter()
+        .find(|r| {
+            world(r.icomm, r.rank) == wrank
+                && matches!(r.body, Body::Cargo { etype, .. } if etype == anchor_id)
+        })
+        .expect("the rank has an anchor");
+    let m_a = anchor.time;
+    for rec in &recs {
+        if world(rec.icomm, rec.rank) != wrank {
+            continue;
+        }
+        let at = rec.offset as usize;
+        if rec.offset == anchor.offset {
+            let Body::Cargo { bytes: cargo, .. } = &rec.body else {
+                unreachable!()
+            };
+            let text = std::str::from_utf8(cargo_string(cargo).unwrap()).unwrap();
+            let (epoch, pid) = text.split_once(' ').unwrap();
+            let (s, us) = epoch.split_once('.').unwrap();
+            let t = s.parse::<i64>().unwrap() * 1_000_000 + us.parse::<i64>().unwrap() + offset_us;
+            let new = format!("{}.{:06} {pid}", t.div_euclid(1_000_000), t.rem_euclid(1_000_000));
+            let mut c = [0u8; 32];
+            c[..2].copy_from_slice(&(new.len() as u16).to_be_bytes());
+            c[2..2 + new.len()].copy_from_slice(new.as_bytes());
+            bytes[at + 32..at + 64].copy_from_slice(&c);
+        } else {
+            let t = rec.time + (rec.time - m_a) * ppm / 1e6;
+            let b = if big { t.to_be_bytes() } else { t.to_le_bytes() };
+            bytes[at..at + 8].copy_from_slice(&b);
+        }
+    }
+    std::fs::write(out, bytes).unwrap();
+}
+
+/// A set of inputs with one host's clock off.
+struct Case {
+    name: String,
+    /// The options that read the untouched inputs and the skewed ones.
+    plain: Vec<String>,
+    skewed: Vec<String>,
+    /// The skewed host's clock: offset and drift.
+    offset: i64,
+    ppm: i64,
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+fn rastro_case(dir: &Path, scenario: &str, map: Option<&str>, offset: i64, ppm: i64) -> Case {
+    let src = fixtures().join(format!("rastro/{scenario}"));
+    let t0 = read_json(&src.join("expected.json"))["files"][0]["init_record_t_ns"]
+        .as_i64()
+        .unwrap();
+    let out = dir.join(format!("{scenario}{offset}{ppm}"));
+    std::fs::create_dir_all(&out).unwrap();
+    let files = skew_rastro(scenario, "node02", t0, offset, ppm, &out);
+    let with = |files: Vec<String>| {
+        let mut v = vec!["-deck".to_string()];
+        v.extend(files);
+        if let Some(m) = map {
+            v.extend(["--deck-map".to_string(), m.to_string()]);
+        }
+        v
+    };
+    let glob = src.join("rastro-*.rst").to_str().unwrap().to_string();
+    Case {
+        name: format!("{scenario} {offset:+} ns {ppm:+} ppm"),
+        plain: with(vec![glob]),
+        skewed: with(files.iter().map(|p| p.to_str().unwrap().to_string()).collect()),
+        offset,
+        ppm,
+    }
+}
+
+fn clog2_case(dir: &Path, log: &str, offset: i64, ppm: i64) -> Case {
+    let src = fixtures().join(format!("clog2/{log}"));
+    let (clog, nodes) = (src.join(format!("{log}.clog2")), src.join(format!("{log}.nodes")));
+    let skewed = dir.join(format!("{log}{offset}{ppm}.clog2"));
+    skew_clog2(&clog, 1, offset / 1000, ppm as f64, &skewed);
+    let with = |p: &PathBuf| {
+        vec![
+            "-mpi".to_string(),
+            p.to_str().unwrap().to_string(),
+            "-mpinodes".to_string(),
+            nodes.to_str().unwrap().to_string(),
+        ]
+    };
+    Case {
+        name: format!("{log} {offset:+} ns {ppm:+} ppm"),
+        plain: with(&clog),
+        skewed: with(&skewed),
+        offset,
+        ppm,
+    }
+}
+
+/// The offsets and drifts of the issue: ahead, far ahead and fast, behind.
+const SKEWS: [(i64, i64); 3] = [(250_000_000, 0), (1_500_000_000, 40), (-3_000_000_000, 0)];
+
+/// Runs a case: uncorrected (receives before their sends, and the
+/// advice), then corrected: none, every event back within the band, and
+/// the band (without drift) no wider than the pair's shortest round trip.
+///
+/// The truth: the libRastro runs read one clock for both hosts (ns), so
+/// the untouched files are right as they are. MPE places each rank by an
+/// anchor of µs whose two clock reads are apart, and the untouched
+/// pingpong log itself has receives before their send: its ranks are
+/// truly apart, by what its own estimate says within its band, so the
+/// skewed run is compared with the untouched one corrected the same way.
+fn check(case: &Case, dir: &Path, anchors: bool) {
+    let out = |n: &str| dir.join(format!("{}-{n}.paje", case.name.replace(' ', "_")));
+    let mut args = strs(&case.skewed);
+    let raw = run_ok(&args, &out("raw"));
+    assert!(violations(&raw) > 0, "{}: {raw}", case.name);
+    assert!(raw.contains("--sync-from-messages would apply"), "{raw}");
+
+    args.push("--sync-from-messages");
+    let fixed = run_ok(&args, &out("fixed"));
+    assert_eq!(violations(&fixed), 0, "{}: {fixed}", case.name);
+    let (est, half, wide) = estimate(&fixed, "node02");
+
+    let mut plain = strs(&case.plain);
+    run_ok(&plain, &out("plain"));
+    plain.push("--sync-from-messages");
+    let orig = run_ok(&plain, &out("orig"));
+    let (est0, half0, wide0) = estimate(&orig, "node02");
+    eprintln!(
+        "{}: estimate {est} ns ± {half} (± {wide} with drift); untouched {est0} ± {half0} (± {wide0})",
+        case.name
+    );
+    let (truth, allowed) = if anchors {
+        (out("orig"), wide + wide0)
+    } else {
+        (out("plain"), wide)
+    };
+    let worst = worst_shift(&out("fixed"), &truth);
+    eprintln!("{}: worst event {worst} ns off (allowed {allowed})", case.name);
+    assert!(worst <= allowed, "{}: {worst} > {allowed}\n{fixed}", case.name);
+    // Undone to the ns when only an offset was added (the messages move
+    // by exactly the skew).
+    if case.ppm == 0 {
+        assert_eq!(est + case.offset, est0, "{}", case.name);
+    }
+
+    let rtt = min_round_trip(&out("orig"), "node01", "node02");
+    eprintln!("{}: band {} ns, shortest round trip {rtt} ns", case.name, 2 * half);
+    assert!(2 * half <= rtt, "{}: band {half} vs rtt {rtt}", case.name);
+}
+
+#[test]
+fn librastro_hosts_off_by_known_clocks_are_put_back() {
+    let d = tempdir();
+    for (scenario, map) in [("deck-pingpong", None), ("akypuera-pingpong", Some("akypuera"))] {
+        for (offset, ppm) in SKEWS {
+            check(&rastro_case(d.path(), scenario, map, offset, ppm), d.path(), false);
+        }
+    }
+}
+
+#[test]
+fn mpe_ranks_off_by_known_clocks_are_put_back() {
+    let d = tempdir();
+    for log in ["pingpong", "median"] {
+        for (offset, ppm) in SKEWS {
+            check(&clog2_case(d.path(), log, offset, ppm), d.path(), true);
+        }
+    }
+}
