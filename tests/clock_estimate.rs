@@ -341,3 +341,187 @@ fn mpe_ranks_off_by_known_clocks_are_put_back() {
         }
     }
 }
+
+/// The summary's line on `host` in the clocks from the messages.
+fn line_of<'a>(summary: &'a str, host: &str) -> &'a str {
+    summary
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{host}: ")) && l.contains("message(s) with"))
+        .unwrap_or_else(|| panic!("no line for {host}: {summary}"))
+}
+
+/// On the untouched fixtures the true offset is 0 (every rank on one
+/// machine): the libRastro estimates hold 0 within their band. MPE's
+/// anchors place ranks a few µs apart; where 0 is outside the band, the
+/// log itself has receives before their sends without any correction,
+/// which proves the ranks apart, as the estimate says. A ring's messages
+/// go one way per pair: only a bound is known, and said.
+#[test]
+fn untouched_fixtures_estimate_zero_within_their_band() {
+    let d = tempdir();
+    for (scenario, map) in [
+        ("deck-pingpong", None),
+        ("deck-threads", None),
+        ("akypuera-pingpong", Some("akypuera")),
+    ] {
+        let glob = fixtures().join(format!("rastro/{scenario}/rastro-*.rst"));
+        let mut args = vec!["-deck", glob.to_str().unwrap(), "--sync-from-messages"];
+        if let Some(m) = map {
+            args.extend(["--deck-map", m]);
+        }
+        let s = run_ok(&args, &d.path().join(format!("{scenario}.paje")));
+        let hosts: Vec<&str> = s
+            .lines()
+            .filter(|l| l.contains(" ± ") && l.contains("message(s) with"))
+            .collect();
+        assert!(!hosts.is_empty(), "{scenario}: {s}");
+        for l in hosts {
+            let host = l.trim_start().split(':').next().unwrap();
+            let (est, _, wide) = estimate(&s, host);
+            eprintln!("{scenario}: {}", l.trim());
+            assert!(est.abs() <= wide, "{scenario}: {l}");
+        }
+    }
+    for log in ["pingpong", "median", "ring"] {
+        let src = fixtures().join(format!("clog2/{log}"));
+        let (clog, nodes) = (src.join(format!("{log}.clog2")), src.join(format!("{log}.nodes")));
+        let base = ["-mpi", clog.to_str().unwrap(), "-mpinodes", nodes.to_str().unwrap()];
+        let plain = run_ok(&base, &d.path().join(format!("{log}-plain.paje")));
+        let mut args = base.to_vec();
+        args.push("--sync-from-messages");
+        let s = run_ok(&args, &d.path().join(format!("{log}.paje")));
+        for l in s.lines().filter(|l| l.contains("message(s) with")) {
+            eprintln!("{log}: {}", l.trim());
+            let host = l.trim_start().split(':').next().unwrap();
+            if !l.contains(" ± ") {
+                assert!(l.contains("only a"), "{log}: {l}");
+                continue;
+            }
+            let (est, _, wide) = estimate(&s, host);
+            assert!(
+                est.abs() <= wide || violations(&plain) > 0,
+                "{log}: {l}\n{plain}"
+            );
+        }
+        if log == "ring" {
+            assert!(line_of(&s, "node02").contains("only a lower bound"), "{s}");
+        }
+    }
+}
+
+fn pingpong_inputs(kind: &str) -> Vec<String> {
+    let p = |s: PathBuf| s.to_str().unwrap().to_string();
+    match kind {
+        "deck" => vec![
+            "-deck".into(),
+            p(fixtures().join("rastro/deck-pingpong/rastro-*.rst")),
+        ],
+        _ => vec![
+            "-mpi".into(),
+            p(fixtures().join("clog2/pingpong/pingpong.clog2")),
+            "-mpinodes".into(),
+            p(fixtures().join("clog2/pingpong/pingpong.nodes")),
+        ],
+    }
+}
+
+/// A sync file that moves node02 by 10 ms is outside the band its
+/// messages allow, and said so (even with -q); one that is right is not.
+#[test]
+fn a_wrong_sync_file_is_reported() {
+    let d = tempdir();
+    for kind in ["deck", "mpi"] {
+        for (shift, wrong) in [(10_000_000i64, true), (0, false)] {
+            let sync = d.path().join(format!("{kind}{shift}.sync"));
+            let t = 1_795_264_000_000_000_000i64;
+            std::fs::write(
+                &sync,
+                format!("node01 {t} node02 {}\nnode01 {} node02 {}\n", t - shift, t + 1_000_000_000_000, t + 1_000_000_000_000 - shift),
+            )
+            .unwrap();
+            let inputs = pingpong_inputs(kind);
+            let mut args = strs(&inputs);
+            args.extend(["-sync", sync.to_str().unwrap(), "-q"]);
+            let s = run_ok(&args, &d.path().join(format!("{kind}{shift}.paje")));
+            let said = s.contains("the correction of node02 is") && s.contains("outside what its messages allow");
+            eprintln!("{kind} shifted {shift} ns: {}", s.trim());
+            assert_eq!(said, wrong, "{kind} {shift}: {s}");
+            if wrong {
+                // By how much: the 10 ms less the band.
+                let by = s
+                    .split("the correction of node02 is ")
+                    .nth(1)
+                    .and_then(|r| r.split_whitespace().next())
+                    .map(duration)
+                    .unwrap();
+                assert!(by > 9_000_000 && by <= 10_000_000, "{by}: {s}");
+            }
+        }
+    }
+}
+
+/// --write-sync keeps the corrections as a sync file that -sync reads
+/// back: the same trace to the ns, no receive before its send, and the
+/// file names every estimated host.
+#[test]
+fn write_sync_round_trips() {
+    let d = tempdir();
+    let case = rastro_case(d.path(), "deck-pingpong", None, 1_500_000_000, 40);
+    let sync = d.path().join("written.sync");
+    let mut args = strs(&case.skewed);
+    args.extend(["--sync-from-messages", "--write-sync", sync.to_str().unwrap()]);
+    run_ok(&args, &d.path().join("a.paje"));
+    let text = std::fs::read_to_string(&sync).unwrap();
+    eprintln!("{text}");
+    assert!(text.contains("# resolution 1000000000"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.contains(" node02 ")).count(), 2, "{text}");
+    let mut again = strs(&case.skewed);
+    again.extend(["-sync", sync.to_str().unwrap()]);
+    let s = run_ok(&again, &d.path().join("b.paje"));
+    assert_eq!(violations(&s), 0, "{s}");
+    let worst = worst_shift(&d.path().join("a.paje"), &d.path().join("b.paje"));
+    assert!(worst <= 1, "{worst}");
+
+    // Without --sync-from-messages the file is the same: what the option
+    // would apply.
+    let plain_sync = d.path().join("plain.sync");
+    let mut args = strs(&case.skewed);
+    args.extend(["--write-sync", plain_sync.to_str().unwrap()]);
+    run_ok(&args, &d.path().join("c.paje"));
+    let strip = |t: &str| t.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n");
+    assert_eq!(strip(&std::fs::read_to_string(&plain_sync).unwrap()), strip(&text));
+}
+
+/// --write-sync never overwrites an input nor the trace, and a run whose
+/// messages link no two hosts writes no file and says so.
+#[test]
+fn write_sync_refusals() {
+    let d = tempdir();
+    let inputs = pingpong_inputs("mpi");
+    let log = inputs[1].clone();
+    let before = std::fs::read(&log).unwrap();
+    let out = d.path().join("t.paje");
+    let mut args = strs(&inputs);
+    args.extend(["--write-sync", &log, "-o", out.to_str().unwrap()]);
+    let o = integrador(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("refusing to overwrite an input"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&log).unwrap(), before);
+    assert!(!out.exists());
+
+    let mut args = strs(&inputs);
+    args.extend(["--write-sync", out.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let o = integrador(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
+    // All ranks on one host: no pair of hosts.
+    let one = d.path().join("one.nodes");
+    std::fs::write(&one, "node01\nnode01\n").unwrap();
+    let sync = d.path().join("none.sync");
+    let s = run_ok(
+        &["-mpi", &log, "-mpinodes", one.to_str().unwrap(), "--write-sync", sync.to_str().unwrap()],
+        &d.path().join("one.paje"),
+    );
+    assert!(s.contains("not written: no message links two hosts"), "{s}");
+    assert!(!sync.exists());
+}
