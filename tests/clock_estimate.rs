@@ -150,7 +150,8 @@ fn min_round_trip(trace: &Path, a: &str, b: &str) -> i64 {
 /// moved by `offset_us`, its records' MPE times by `ppm` around the anchor.
 fn skew_clog2(log: &Path, wrank: i32, offset_us: i64, ppm: f64, out: &Path) {
     let mut bytes = std::fs::read(log).unwrap();
-    let mut r = Clog2Reader::new(std::io::BufReader::new(std::fs::File::open(log).unwrap())).unwrap();
+    let mut r =
+        Clog2Reader::new(std::io::BufReader::new(std::fs::File::open(log).unwrap())).unwrap();
     let big = r.preamble().big_endian;
     let mut recs = Vec::new();
     let mut comm: HashMap<(i32, i32), i32> = HashMap::new();
@@ -192,14 +193,22 @@ fn skew_clog2(log: &Path, wrank: i32, offset_us: i64, ppm: f64, out: &Path) {
             let (epoch, pid) = text.split_once(' ').unwrap();
             let (s, us) = epoch.split_once('.').unwrap();
             let t = s.parse::<i64>().unwrap() * 1_000_000 + us.parse::<i64>().unwrap() + offset_us;
-            let new = format!("{}.{:06} {pid}", t.div_euclid(1_000_000), t.rem_euclid(1_000_000));
+            let new = format!(
+                "{}.{:06} {pid}",
+                t.div_euclid(1_000_000),
+                t.rem_euclid(1_000_000)
+            );
             let mut c = [0u8; 32];
             c[..2].copy_from_slice(&(new.len() as u16).to_be_bytes());
             c[2..2 + new.len()].copy_from_slice(new.as_bytes());
             bytes[at + 32..at + 64].copy_from_slice(&c);
         } else {
             let t = rec.time + (rec.time - m_a) * ppm / 1e6;
-            let b = if big { t.to_be_bytes() } else { t.to_le_bytes() };
+            let b = if big {
+                t.to_be_bytes()
+            } else {
+                t.to_le_bytes()
+            };
             bytes[at..at + 8].copy_from_slice(&b);
         }
     }
@@ -241,7 +250,12 @@ fn rastro_case(dir: &Path, scenario: &str, map: Option<&str>, offset: i64, ppm: 
     Case {
         name: format!("{scenario} {offset:+} ns {ppm:+} ppm"),
         plain: with(vec![glob]),
-        skewed: with(files.iter().map(|p| p.to_str().unwrap().to_string()).collect()),
+        skewed: with(
+            files
+                .iter()
+                .map(|p| p.to_str().unwrap().to_string())
+                .collect(),
+        ),
         offset,
         ppm,
     }
@@ -249,7 +263,10 @@ fn rastro_case(dir: &Path, scenario: &str, map: Option<&str>, offset: i64, ppm: 
 
 fn clog2_case(dir: &Path, log: &str, offset: i64, ppm: i64) -> Case {
     let src = fixtures().join(format!("clog2/{log}"));
-    let (clog, nodes) = (src.join(format!("{log}.clog2")), src.join(format!("{log}.nodes")));
+    let (clog, nodes) = (
+        src.join(format!("{log}.clog2")),
+        src.join(format!("{log}.nodes")),
+    );
     let skewed = dir.join(format!("{log}{offset}{ppm}.clog2"));
     skew_clog2(&clog, 1, offset / 1000, ppm as f64, &skewed);
     let with = |p: &PathBuf| {
@@ -309,8 +326,15 @@ fn check(case: &Case, dir: &Path, anchors: bool) {
         (out("plain"), wide)
     };
     let worst = worst_shift(&out("fixed"), &truth);
-    eprintln!("{}: worst event {worst} ns off (allowed {allowed})", case.name);
-    assert!(worst <= allowed, "{}: {worst} > {allowed}\n{fixed}", case.name);
+    eprintln!(
+        "{}: worst event {worst} ns off (allowed {allowed})",
+        case.name
+    );
+    assert!(
+        worst <= allowed,
+        "{}: {worst} > {allowed}\n{fixed}",
+        case.name
+    );
     // Undone to the ns when only an offset was added (the messages move
     // by exactly the skew).
     if case.ppm == 0 {
@@ -318,16 +342,27 @@ fn check(case: &Case, dir: &Path, anchors: bool) {
     }
 
     let rtt = min_round_trip(&out("orig"), "node01", "node02");
-    eprintln!("{}: band {} ns, shortest round trip {rtt} ns", case.name, 2 * half);
+    eprintln!(
+        "{}: band {} ns, shortest round trip {rtt} ns",
+        case.name,
+        2 * half
+    );
     assert!(2 * half <= rtt, "{}: band {half} vs rtt {rtt}", case.name);
 }
 
 #[test]
 fn librastro_hosts_off_by_known_clocks_are_put_back() {
     let d = tempdir();
-    for (scenario, map) in [("deck-pingpong", None), ("akypuera-pingpong", Some("akypuera"))] {
+    for (scenario, map) in [
+        ("deck-pingpong", None),
+        ("akypuera-pingpong", Some("akypuera")),
+    ] {
         for (offset, ppm) in SKEWS {
-            check(&rastro_case(d.path(), scenario, map, offset, ppm), d.path(), false);
+            check(
+                &rastro_case(d.path(), scenario, map, offset, ppm),
+                d.path(),
+                false,
+            );
         }
     }
 }
@@ -384,8 +419,16 @@ fn untouched_fixtures_estimate_zero_within_their_band() {
     }
     for log in ["pingpong", "median", "ring"] {
         let src = fixtures().join(format!("clog2/{log}"));
-        let (clog, nodes) = (src.join(format!("{log}.clog2")), src.join(format!("{log}.nodes")));
-        let base = ["-mpi", clog.to_str().unwrap(), "-mpinodes", nodes.to_str().unwrap()];
+        let (clog, nodes) = (
+            src.join(format!("{log}.clog2")),
+            src.join(format!("{log}.nodes")),
+        );
+        let base = [
+            "-mpi",
+            clog.to_str().unwrap(),
+            "-mpinodes",
+            nodes.to_str().unwrap(),
+        ];
         let plain = run_ok(&base, &d.path().join(format!("{log}-plain.paje")));
         let mut args = base.to_vec();
         args.push("--sync-from-messages");
@@ -436,14 +479,20 @@ fn a_wrong_sync_file_is_reported() {
             let t = 1_795_264_000_000_000_000i64;
             std::fs::write(
                 &sync,
-                format!("node01 {t} node02 {}\nnode01 {} node02 {}\n", t - shift, t + 1_000_000_000_000, t + 1_000_000_000_000 - shift),
+                format!(
+                    "node01 {t} node02 {}\nnode01 {} node02 {}\n",
+                    t - shift,
+                    t + 1_000_000_000_000,
+                    t + 1_000_000_000_000 - shift
+                ),
             )
             .unwrap();
             let inputs = pingpong_inputs(kind);
             let mut args = strs(&inputs);
             args.extend(["-sync", sync.to_str().unwrap(), "-q"]);
             let s = run_ok(&args, &d.path().join(format!("{kind}{shift}.paje")));
-            let said = s.contains("the correction of node02 is") && s.contains("outside what its messages allow");
+            let said = s.contains("the correction of node02 is")
+                && s.contains("outside what its messages allow");
             eprintln!("{kind} shifted {shift} ns: {}", s.trim());
             assert_eq!(said, wrong, "{kind} {shift}: {s}");
             if wrong {
@@ -469,12 +518,20 @@ fn write_sync_round_trips() {
     let case = rastro_case(d.path(), "deck-pingpong", None, 1_500_000_000, 40);
     let sync = d.path().join("written.sync");
     let mut args = strs(&case.skewed);
-    args.extend(["--sync-from-messages", "--write-sync", sync.to_str().unwrap()]);
+    args.extend([
+        "--sync-from-messages",
+        "--write-sync",
+        sync.to_str().unwrap(),
+    ]);
     run_ok(&args, &d.path().join("a.paje"));
     let text = std::fs::read_to_string(&sync).unwrap();
     eprintln!("{text}");
     assert!(text.contains("# resolution 1000000000"), "{text}");
-    assert_eq!(text.lines().filter(|l| l.contains(" node02 ")).count(), 2, "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.contains(" node02 ")).count(),
+        2,
+        "{text}"
+    );
     let mut again = strs(&case.skewed);
     again.extend(["-sync", sync.to_str().unwrap()]);
     let s = run_ok(&again, &d.path().join("b.paje"));
@@ -488,8 +545,16 @@ fn write_sync_round_trips() {
     let mut args = strs(&case.skewed);
     args.extend(["--write-sync", plain_sync.to_str().unwrap()]);
     run_ok(&args, &d.path().join("c.paje"));
-    let strip = |t: &str| t.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n");
-    assert_eq!(strip(&std::fs::read_to_string(&plain_sync).unwrap()), strip(&text));
+    let strip = |t: &str| {
+        t.lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        strip(&std::fs::read_to_string(&plain_sync).unwrap()),
+        strip(&text)
+    );
 }
 
 /// --write-sync never overwrites an input nor the trace, and a run whose
@@ -505,12 +570,21 @@ fn write_sync_refusals() {
     args.extend(["--write-sync", &log, "-o", out.to_str().unwrap()]);
     let o = integrador(&args);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("refusing to overwrite an input"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("refusing to overwrite an input"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(std::fs::read(&log).unwrap(), before);
     assert!(!out.exists());
 
     let mut args = strs(&inputs);
-    args.extend(["--write-sync", out.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    args.extend([
+        "--write-sync",
+        out.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     let o = integrador(&args);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 
@@ -519,7 +593,14 @@ fn write_sync_refusals() {
     std::fs::write(&one, "node01\nnode01\n").unwrap();
     let sync = d.path().join("none.sync");
     let s = run_ok(
-        &["-mpi", &log, "-mpinodes", one.to_str().unwrap(), "--write-sync", sync.to_str().unwrap()],
+        &[
+            "-mpi",
+            &log,
+            "-mpinodes",
+            one.to_str().unwrap(),
+            "--write-sync",
+            sync.to_str().unwrap(),
+        ],
         &d.path().join("one.paje"),
     );
     assert!(s.contains("not written: no message links two hosts"), "{s}");

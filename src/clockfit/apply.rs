@@ -225,7 +225,12 @@ fn write_sync(
         }
     }
     for h in &e.hosts {
-        text.push_str(&sync_lines(&e.reference, &h.host, &h.line.clock_map(), h.span));
+        text.push_str(&sync_lines(
+            &e.reference,
+            &h.host,
+            &h.line.clock_map(),
+            h.span,
+        ));
     }
     let target = Target::resolve(&Output::File(path.to_path_buf()))?;
     let shown = target.shown();

@@ -27,6 +27,8 @@ pub struct Constraints {
     index: HashMap<Arc<str>, u32>,
     /// (sender, receiver) → (pair, sender is the pair's A).
     by_ends: HashMap<(u32, u32), (u32, bool)>,
+    /// (A, B) → pair.
+    by_pair: HashMap<(u32, u32), u32>,
     pairs: Vec<(u32, u32, PairHull)>,
 }
 
@@ -68,14 +70,10 @@ impl Constraints {
         let name = |i: u32| self.hosts.get(i as usize).map_or("", |h| &**h);
         let from_is_a = natural_cmp(name(from), name(to)).is_le();
         let (a, b) = if from_is_a { (from, to) } else { (to, from) };
-        let found = self
-            .pairs
-            .iter()
-            .position(|(x, y, _)| (*x, *y) == (a, b))
-            .map(|p| p as u32);
-        let pair = found.unwrap_or_else(|| {
-            self.pairs.push((a, b, PairHull::default()));
-            (self.pairs.len() - 1) as u32
+        let pairs = &mut self.pairs;
+        let pair = *self.by_pair.entry((a, b)).or_insert_with(|| {
+            pairs.push((a, b, PairHull::default()));
+            (pairs.len() - 1) as u32
         });
         self.by_ends.insert((from, to), (pair, from_is_a));
         (pair, from_is_a)
@@ -84,7 +82,9 @@ impl Constraints {
     /// Host pairs seen (names, A before B).
     pub fn pairs(&self) -> impl Iterator<Item = (&str, &str, &PairHull)> {
         let name = |i: u32| self.hosts.get(i as usize).map_or("", |h| &**h);
-        self.pairs.iter().map(move |(a, b, h)| (name(*a), name(*b), h))
+        self.pairs
+            .iter()
+            .map(move |(a, b, h)| (name(*a), name(*b), h))
     }
 }
 
@@ -159,85 +159,88 @@ impl Estimator {
     /// `same(a, b)` tells whether two names are one host.
     pub fn estimate(&mut self, fixed: &[String], same: &dyn Fn(&str, &str) -> bool) -> Estimates {
         let hosts: Vec<String> = self.hosts().into_iter().map(str::to_string).collect();
-        let mut fits: Vec<(usize, usize, pair::Fit, u64, (i64, i64))> = Vec::new();
-        let at = |h: &str| hosts.iter().position(|x| x == h);
+        let at: HashMap<&str, usize> = hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.as_str(), i))
+            .collect();
+        let mut edges: Vec<Edge> = Vec::new();
         for ((a, b), hull) in self.pairs.iter_mut() {
-            let (Some(ia), Some(ib), Some(f)) = (at(a), at(b), hull.fit()) else {
+            let (Some(&a), Some(&b), Some(fit)) =
+                (at.get(a.as_str()), at.get(b.as_str()), hull.fit())
+            else {
                 continue;
             };
-            fits.push((ia, ib, f, hull.messages(), hull.span.unwrap_or_default()));
+            let (messages, span) = (hull.messages(), hull.span.unwrap_or_default());
+            edges.push(Edge {
+                a,
+                b,
+                fit,
+                messages,
+                span,
+            });
         }
         let mut fixed_hosts: Vec<String> = fixed.to_vec();
         if fixed_hosts.is_empty() {
             let mut count = vec![0u64; hosts.len()];
-            for (a, b, _, n, _) in &fits {
-                count[*a] += n;
-                count[*b] += n;
+            for e in &edges {
+                count[e.a] += e.messages;
+                count[e.b] += e.messages;
             }
             let best = (0..hosts.len()).max_by(|&x, &y| count[x].cmp(&count[y]).then(y.cmp(&x)));
             fixed_hosts.extend(best.map(|i| hosts[i].clone()));
         }
-        let mut done: Vec<Option<(Line, Bound)>> = hosts
+        let is_fixed: Vec<bool> = hosts
             .iter()
-            .map(|h| {
-                fixed_hosts.iter().any(|f| same(f, h)).then_some((
-                    Line::IDENTITY,
-                    Bound::Both {
-                        half: 0,
-                        wide: 0,
-                        drift: false,
-                        relaxed: false,
-                    },
-                ))
-            })
+            .map(|h| fixed_hosts.iter().any(|f| same(f, h)))
+            .collect();
+        let tree = spanning_tree(hosts.len(), &edges, &is_fixed);
+        let mut done: Vec<Option<(Line, Bound)>> = is_fixed
+            .iter()
+            .map(|&f| f.then_some((Line::IDENTITY, Bound::EXACT)))
             .collect();
         let mut out = Estimates {
             reference: fixed_hosts.first().cloned().unwrap_or_default(),
             fixed: fixed_hosts,
             ..Estimates::default()
         };
-        // Prim: the best edge from the tree to a host outside it, until
-        // none is left.
-        loop {
-            let mut best: Option<(usize, bool)> = None;
-            for (i, (a, b, f, n, _)) in fits.iter().enumerate() {
-                let inward = match (done[*a].is_some(), done[*b].is_some()) {
-                    (true, false) => true,
-                    (false, true) => false,
-                    _ => continue,
-                };
-                let better = best.is_none_or(|(j, _)| {
-                    let g = &fits[j];
-                    let key = |f: &pair::Fit, n: u64| {
-                        (f.bound.class(), f.bound.half().unwrap_or(i64::MAX), u64::MAX - n)
-                    };
-                    key(f, *n) < key(&g.2, g.3)
-                });
-                if better {
-                    best = Some((i, inward));
-                }
-            }
-            let Some((i, a_in_tree)) = best else { break };
-            let (a, b, f, n, span) = fits[i];
-            // The pair's line moves B onto A.
-            let (child, parent, edge, bound, span) = if a_in_tree {
-                (b, a, f.line, f.bound, span)
-            } else {
-                let inv = f.line.inverse();
-                (a, b, inv, f.bound.flipped(), (inv.map(span.0), inv.map(span.1)))
+        // From the fixed hosts outwards, each host by its tree edge.
+        let mut queue: std::collections::VecDeque<usize> =
+            (0..hosts.len()).filter(|&i| is_fixed[i]).collect();
+        while let Some(parent) = queue.pop_front() {
+            let Some((up, up_bound)) = done[parent] else {
+                continue;
             };
-            let Some((up, up_bound)) = done[parent] else { break };
-            let line = edge.then(&up);
-            let bound = weaker(bound, up_bound);
-            done[child] = Some((line, bound));
-            out.hosts.push(HostFit {
-                host: hosts[child].clone(),
-                via: hosts[parent].clone(),
-                line,
-                bound,
-                messages: n,
-                span,
-            });
+            for &i in &tree[parent] {
+                let e = &edges[i];
+                // The pair's line moves B onto A.
+                let (child, edge, bound, span) = if e.a == parent {
+                    (e.b, e.fit.line, e.fit.bound, e.span)
+                } else {
+                    let inv = e.fit.line.inverse();
+                    (
+                        e.a,
+                        inv,
+                        e.fit.bound.flipped(),
+                        (inv.map(e.span.0), inv.map(e.span.1)),
+                    )
+                };
+                if done[child].is_some() {
+                    continue;
+                }
+                let line = edge.then(&up);
+                let bound = weaker(bound, up_bound);
+                done[child] = Some((line, bound));
+                queue.push_back(child);
+                out.hosts.push(HostFit {
+                    host: hosts[child].clone(),
+                    via: hosts[parent].clone(),
+                    line,
+                    bound,
+                    messages: e.messages,
+                    span,
+                });
+            }
         }
         out.unreached = hosts
             .iter()
@@ -247,6 +250,54 @@ impl Estimator {
             .collect();
         out
     }
+}
+
+/// A fitted pair: hosts A and B by index.
+struct Edge {
+    a: usize,
+    b: usize,
+    fit: pair::Fit,
+    messages: u64,
+    span: (i64, i64),
+}
+
+/// The tree edges of each host: Kruskal on the pairs from the best bound
+/// (both ways, then the narrowest band, then the most messages), the fixed
+/// hosts taken as one, so every other host hangs from them by the path
+/// whose weakest pair is the best there is. O(pairs · log pairs).
+fn spanning_tree(n: usize, edges: &[Edge], is_fixed: &[bool]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..edges.len()).collect();
+    let key = |e: &Edge| {
+        (
+            e.fit.bound.class(),
+            e.fit.bound.half().unwrap_or(i64::MAX),
+            u64::MAX - e.messages,
+        )
+    };
+    order.sort_by_key(|&i| (key(&edges[i]), i));
+    let mut up: Vec<usize> = (0..n).collect();
+    fn root(up: &mut [usize], mut i: usize) -> usize {
+        while up[i] != i {
+            up[i] = up[up[i]];
+            i = up[i];
+        }
+        i
+    }
+    if let Some(first) = is_fixed.iter().position(|&f| f) {
+        for i in (0..n).filter(|&i| is_fixed[i]) {
+            up[i] = first;
+        }
+    }
+    let mut tree: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for i in order {
+        let (a, b) = (root(&mut up, edges[i].a), root(&mut up, edges[i].b));
+        if a != b {
+            up[a] = b;
+            tree[edges[i].a].push(i);
+            tree[edges[i].b].push(i);
+        }
+    }
+    tree
 }
 
 /// The bound of a path: the weaker of its edges, half-widths added.
@@ -411,4 +462,72 @@ pub fn sync_lines(reference: &str, host: &str, map: &ClockMap, span: (i64, i64))
         s.push_str(&format!("{reference} {} {host} {t}\n", map.map(t)));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Round trips between hosts whose clocks read true time + offset.
+    fn exchange(c: &mut Constraints, a: &str, b: &str, off: &[i64], n: i64) {
+        let (ia, ib) = (c.host(a), c.host(b));
+        let (oa, ob) = (off[ia as usize], off[ib as usize]);
+        for i in 0..n {
+            let t = 1_000_000_000 + i * 1_000_000;
+            c.observe(ia, t + oa, ib, t + 3_000 + ob);
+            c.observe(ib, t + 5_000 + ob, ia, t + 8_000 + oa);
+        }
+    }
+
+    #[test]
+    fn hosts_reached_through_others() {
+        let off = [0, 100_000, -50_000, 2_000_000];
+        let mut c = Constraints::default();
+        for h in ["h0", "h1", "h2", "h3"] {
+            c.host(h);
+        }
+        exchange(&mut c, "h0", "h1", &off, 50);
+        exchange(&mut c, "h2", "h1", &off, 50);
+        exchange(&mut c, "h3", "h2", &off, 50);
+        let mut est = Estimator::default();
+        est.add(&c);
+        let e = est.estimate(&["h0".to_string()], &|a, b| a == b);
+        assert_eq!(e.reference, "h0");
+        assert_eq!(e.hosts.len(), 3);
+        for (i, h) in ["h1", "h2", "h3"].iter().enumerate() {
+            let f = e.get(h).unwrap();
+            let half = f.bound.half().unwrap();
+            let err = f.line.at(1_000_000_000) + off[i + 1];
+            assert!(err.abs() <= half, "{h}: {f:?}");
+        }
+        assert_eq!(e.get("h3").unwrap().via, "h2");
+        // The bands add along the way.
+        assert!(e.get("h3").unwrap().bound.half() > e.get("h1").unwrap().bound.half());
+    }
+
+    #[test]
+    fn many_hosts_all_to_all() {
+        let n = 200;
+        let off: Vec<i64> = (0..n).map(|i| i * 7_000 - 300_000).collect();
+        let mut c = Constraints::default();
+        let names: Vec<String> = (0..n).map(|i| format!("n{i:03}")).collect();
+        for h in &names {
+            c.host(h);
+        }
+        for i in 0..n as usize {
+            for j in i + 1..n as usize {
+                exchange(&mut c, &names[i], &names[j], &off, 2);
+            }
+        }
+        let mut est = Estimator::default();
+        est.add(&c);
+        let e = est.estimate(&[], &|a, b| a == b);
+        assert_eq!(e.hosts.len(), n as usize - 1);
+        let r = names.iter().position(|h| *h == e.reference).unwrap();
+        for f in &e.hosts {
+            let i = names.iter().position(|h| *h == f.host).unwrap();
+            let err = f.line.at(1_000_000_000) + off[i] - off[r];
+            assert!(err.abs() <= f.bound.half().unwrap(), "{f:?}");
+        }
+    }
 }

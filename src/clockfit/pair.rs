@@ -100,11 +100,7 @@ impl Line {
         let u0 = self.map(self.x0);
         let c = sat(i128::from(outer.map(u0)) - i128::from(self.x0));
         let k = self.k + outer.k + div_round(self.k * outer.k, K_ONE);
-        Line {
-            x0: self.x0,
-            c,
-            k,
-        }
+        Line { x0: self.x0, c, k }
     }
 
     /// Drift in parts per million (display).
@@ -163,6 +159,14 @@ pub enum Bound {
 }
 
 impl Bound {
+    /// A host taken as right.
+    pub const EXACT: Bound = Bound::Both {
+        half: 0,
+        wide: 0,
+        drift: false,
+        relaxed: false,
+    };
+
     /// The same bound seen from the other host (the correction negated).
     pub fn flipped(self) -> Bound {
         match self {
@@ -601,6 +605,12 @@ mod tests {
         let mut h = pingpong(b, 20_000, 1_000_000, 1_000);
         assert!(h.kept() <= 2 * MAX_HULL + 2 * FOLD_AT, "kept {}", h.kept());
         let f = h.fit().unwrap();
-        assert!(matches!(f.bound, Bound::Both { drift: true, .. } | Bound::Inconsistent(_)), "{f:?}");
+        assert!(
+            matches!(
+                f.bound,
+                Bound::Both { drift: true, .. } | Bound::Inconsistent(_)
+            ),
+            "{f:?}"
+        );
     }
 }

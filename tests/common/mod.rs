@@ -311,9 +311,21 @@ pub fn skew_rastro(
         let mut rec = integrador_rastro::Record::default();
         while r.next_into(&mut rec).unwrap() {
             let mut vals: Vec<integrador_rastro::encode::Value> = Vec::new();
-            vals.extend(rec.u64s.iter().map(|&v| integrador_rastro::encode::Value::U64(v)));
-            vals.extend(rec.u32s.iter().map(|&v| integrador_rastro::encode::Value::U32(v)));
-            vals.extend(rec.strings.iter().map(|s| integrador_rastro::encode::Value::Str(s)));
+            vals.extend(
+                rec.u64s
+                    .iter()
+                    .map(|&v| integrador_rastro::encode::Value::U64(v)),
+            );
+            vals.extend(
+                rec.u32s
+                    .iter()
+                    .map(|&v| integrador_rastro::encode::Value::U32(v)),
+            );
+            vals.extend(
+                rec.strings
+                    .iter()
+                    .map(|s| integrador_rastro::encode::Value::Str(s)),
+            );
             w.event(rec.ty, moved(rec.time_ns), &vals);
         }
         let integrador_rastro::End::Stop { time_ns, .. } = r.end().clone() else {
@@ -326,4 +338,3 @@ pub fn skew_rastro(
     }
     out
 }
-
