@@ -44,6 +44,10 @@ Examples (from the top of a checkout; they use the shipped examples/):
   integrador -deck 'examples/deck/akypuera/*.rst' --deck-map akypuera \\
     -o aky.paje
 
+  # No sync file: clocks corrected from the messages, kept as a sync file
+  integrador -deck 'examples/deck/akypuera/*.rst' --deck-map akypuera \\
+    --sync-from-messages --write-sync aky.sync -o aky.paje
+
   # Ganglia and the PCP archive pmlogger wrote on the same machine
   integrador -hierarchy hierarchies/ganglia+pcp.toml \\
     -ganglia examples/pingpong-localhost/ganglia.traced \\
