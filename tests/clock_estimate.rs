@@ -606,3 +606,45 @@ fn write_sync_refusals() {
     assert!(s.contains("not written: no message links two hosts"), "{s}");
     assert!(!sync.exists());
 }
+
+/// Every damaged MPE log and libRastro file of the bad-input corpus ends
+/// the same way with the first pass of --sync-from-messages as without:
+/// the same exit status and the same first line of error, never a panic.
+#[test]
+fn damaged_inputs_fail_the_same_with_the_first_pass() {
+    let d = tempdir();
+    let nodes = fixtures().join("clog2/pingpong/pingpong.nodes");
+    let good = fixtures().join("rastro/deck-pingpong/rastro-0-0.rst");
+    let mut cases: Vec<Vec<String>> = Vec::new();
+    for (dir, option) in [("clog", "-mpi"), ("rastro", "-deck")] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/corpus").join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        for p in files {
+            let mut args = vec![option.to_string(), p.to_str().unwrap().to_string()];
+            if option == "-mpi" {
+                args.extend(["-mpinodes".to_string(), nodes.to_str().unwrap().to_string()]);
+            } else {
+                args.insert(1, good.to_str().unwrap().to_string());
+            }
+            cases.push(args);
+        }
+    }
+    assert!(cases.len() > 20);
+    for (i, args) in cases.iter().enumerate() {
+        let mut seen = Vec::new();
+        for extra in [None, Some("--sync-from-messages")] {
+            let out = d.path().join(format!("{i}.paje"));
+            let mut a = strs(args);
+            a.extend(extra);
+            a.extend(["-o", out.to_str().unwrap()]);
+            let o = integrador(&a);
+            assert_ne!(o.status.code(), Some(101), "{args:?} {extra:?}: {}", stderr(&o));
+            let first = stderr(&o).lines().next().unwrap_or("").replace(out.to_str().unwrap(), "OUT");
+            seen.push((o.status.code(), if o.status.success() { String::new() } else { first }));
+        }
+        assert_eq!(seen[0], seen[1], "{args:?}");
+    }
+}
