@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# One table for every format: generates an input of about SCALE x 100 MB
+# per format, runs integrador on it end to end (release build, the trace
+# written to a file, fsync and rename included) and, on the same work,
+# the peers that are installed: `pj_dump -q` reading our own trace
+# (PajeNG), `pmdumplog -a` on the PCP archive (libpcp). Prints events/s,
+# MB/s, peak RSS and the ratios. Not a test: figures, on this machine.
+#
+#   benches/all.sh [SCALE] [DIR]      SCALE 1 = about 100 MB, 10 = 1 GB
+#
+# The generators: awk for .traced (64 hosts x 16 metrics), clog2gen (64
+# ranks on 8 hosts in a ring), rstgen (8 DECK nodes in a ring), pcpbig
+# (the pmlogger fixture's records repeated), and the ftrace fixture
+# repeated with each copy's times moved past the last (its epoch marker
+# kept once), so times keep increasing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scale=${1:-1}
+dir=${2:-${TMPDIR:-/tmp}}/integrador-bench
+fixtures=${INTEGRADOR_FIXTURES:-tests/data}
+cargo build --release -q
+for p in clog rastro pcp; do cargo build --release -q -p "integrador-$p" --examples; done
+bin=target/release/integrador
+ex=target/release/examples
+rm -rf "$dir"
+mkdir -p "$dir"
+trap 'rm -rf "$dir"' EXIT
+
+# Wall seconds and peak RSS (KiB) of a command: "SECS KIB".
+timed() {
+    local log
+    log=$(mktemp)
+    /usr/bin/time -f "%e %M" -o "$log" "$@" > /dev/null 2> "$dir/stderr" || {
+        echo "failed: $*" >&2
+        cat "$dir/stderr" >&2
+        exit 1
+    }
+    cat "$log"
+    rm -f "$log"
+}
+
+printf '%-8s %8s %11s %8s %9s %8s %9s  %s\n' format "input MB" events "secs" "M ev/s" "MB/s" "RSS MiB" "peers (same work)"
+row() { # $1 = format, $2 = input bytes, then integrador's arguments
+    local fmt=$1 size=$2 secs rss events peers=""
+    shift 2
+    read -r secs rss < <(timed "$bin" "$@" -o "$dir/out.paje")
+    events=$(grep -o 'wrote [^:]*: [0-9]* events' "$dir/stderr" | awk '{print $(NF-1)}')
+    if command -v pj_dump > /dev/null; then
+        local ps pr
+        read -r ps pr < <(timed pj_dump -q "$dir/out.paje")
+        peers="pj_dump -q: ${ps} s, $((pr / 1024)) MiB ($(python3 -c "print(f'{$ps/max($secs,0.01):.1f}')")x our time)"
+    else
+        peers="pj_dump not installed"
+    fi
+    if [ "$fmt" = pcp ]; then
+        if command -v pmdumplog > /dev/null; then
+            local ms mr
+            read -r ms mr < <(timed pmdumplog -a "$dir/pcp/big")
+            peers="$peers; pmdumplog -a: ${ms} s ($(python3 -c "print(f'{$ms/max($secs,0.01):.1f}')")x)"
+        else
+            peers="$peers; pmdumplog not installed"
+        fi
+    fi
+    python3 - "$fmt" "$size" "$events" "$secs" "$rss" "$peers" <<'PY'
+import sys
+fmt, size, events, secs, rss, peers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), max(float(sys.argv[4]), 0.01), int(sys.argv[5]), sys.argv[6]
+print(f"{fmt:<8} {size/1e6:8.0f} {events:11d} {secs:8.2f} {events/secs/1e6:9.2f} {size/secs/1e6:8.0f} {rss/1024:9.1f}  {peers}")
+PY
+    rm -f "$dir/out.paje"
+}
+
+# .traced: 44 bytes a line.
+lines=$((scale * 100000000 / 44))
+awk -v lines="$lines" 'BEGIN {
+    split("cpu_user cpu_system cpu_idle cpu_wio load_one load_five load_fifteen mem_free mem_cached bytes_in bytes_out pkts_in pkts_out proc_run proc_total disk_free", m, " ");
+    t = 1795264448; n = 0; v = 1.0;
+    print "# collector node00.cluster.example"; print "# cluster cluster.example";
+    while (n < lines) {
+        for (h = 0; h < 64 && n < lines; h++)
+            for (k = 1; k <= 16 && n < lines; k++) {
+                v = (v * 1103515245 + 12345) % 2147483648;
+                printf "%d.%03d %s node%02d.cluster.example %.2f\n", t, (h * 13) % 1000, m[k], h, v / 21474836.48; n++;
+            }
+        t++;
+    }
+}' > "$dir/g.traced"
+row traced "$(stat -c %s "$dir/g.traced")" -ganglia "$dir/g.traced"
+rm -f "$dir/g.traced"
+
+"$ex/clog2gen" 64 $((scale * 6000)) "$dir/m.clog2"
+row clog2 "$(stat -c %s "$dir/m.clog2")" -mpi "$dir/m.clog2"
+rm -f "$dir/m.clog2"
+
+mkdir -p "$dir/rst"
+"$ex/rstgen" 8 $((scale * 125000)) "$dir/rst"
+row rastro "$(cat "$dir"/rst/*.rst | wc -c)" -deck "$dir/rst/*.rst"
+rm -rf "$dir/rst"
+
+mkdir -p "$dir/pcp"
+"$ex/pcpbig" "$fixtures/pcp/pmlogger_v2/20261121.12.34" "$dir/pcp/big" $((scale * 110)) > /dev/null 2>&1
+row pcp "$(stat -c %s "$dir/pcp/big.0")" -pcp "$dir/pcp/big"
+rm -rf "$dir/pcp"
+
+# ftrace: the fixture's body again and again, each copy 10 s later.
+src="$fixtures/sched/pingpong-pipe/ftrace.txt"
+copies=$((scale * 100000000 / $(stat -c %s "$src")))
+awk -v copies="$copies" 'NR == FNR { if (FNR <= 12) head = head $0 "\n"; else body[++n] = $0; next }
+END {
+    printf "%s", head;
+    for (k = 0; k < copies; k++)
+        for (i = 1; i <= n; i++) {
+            line = body[i];
+            if (k > 0 && index(line, "integrador_epoch")) continue;
+            if (match(line, / [0-9]+\.[0-9]+: /)) {
+                ts = substr(line, RSTART + 1, RLENGTH - 3) + 10 * k;
+                line = substr(line, 1, RSTART) sprintf("%.6f", ts) substr(line, RSTART + RLENGTH - 2);
+            }
+            print line;
+        }
+}' "$src" > "$dir/k.txt"
+row ftrace "$(stat -c %s "$dir/k.txt")" -os "$dir/k.txt" --os-host node01
+rm -f "$dir/k.txt"
