@@ -641,9 +641,25 @@ fn damaged_inputs_fail_the_same_with_the_first_pass() {
             a.extend(extra);
             a.extend(["-o", out.to_str().unwrap()]);
             let o = integrador(&a);
-            assert_ne!(o.status.code(), Some(101), "{args:?} {extra:?}: {}", stderr(&o));
-            let first = stderr(&o).lines().next().unwrap_or("").replace(out.to_str().unwrap(), "OUT");
-            seen.push((o.status.code(), if o.status.success() { String::new() } else { first }));
+            assert_ne!(
+                o.status.code(),
+                Some(101),
+                "{args:?} {extra:?}: {}",
+                stderr(&o)
+            );
+            let first = stderr(&o)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .replace(out.to_str().unwrap(), "OUT");
+            seen.push((
+                o.status.code(),
+                if o.status.success() {
+                    String::new()
+                } else {
+                    first
+                },
+            ));
         }
         assert_eq!(seen[0], seen[1], "{args:?}");
     }
