@@ -39,6 +39,13 @@ timed() {
     rm -f "$log"
 }
 
+# A peer on the same work, against our time ($secs of the caller).
+peer() { # $1 = label, then the command
+    local s r
+    read -r s r < <(timed "${@:2}")
+    echo "$1: ${s} s, $((r / 1024)) MiB ($(python3 -c "print(f'{$s/max($secs,0.01):.1f}')")x our time)"
+}
+
 printf '%-8s %8s %11s %8s %9s %8s %9s  %s\n' format "input MB" events "secs" "M ev/s" "MB/s" "RSS MiB" "peers (same work)"
 row() { # $1 = format, $2 = input bytes, then integrador's arguments
     local fmt=$1 size=$2 secs rss events peers=""
@@ -46,17 +53,13 @@ row() { # $1 = format, $2 = input bytes, then integrador's arguments
     read -r secs rss < <(timed "$bin" "$@" -o "$dir/out.paje")
     events=$(grep -o 'wrote [^:]*: [0-9]* events' "$dir/stderr" | awk '{print $(NF-1)}')
     if command -v pj_dump > /dev/null; then
-        local ps pr
-        read -r ps pr < <(timed pj_dump -q "$dir/out.paje")
-        peers="pj_dump -q: ${ps} s, $((pr / 1024)) MiB ($(python3 -c "print(f'{$ps/max($secs,0.01):.1f}')")x our time)"
+        peers=$(peer "pj_dump -q" pj_dump -q "$dir/out.paje")
     else
         peers="pj_dump not installed"
     fi
     if [ "$fmt" = pcp ]; then
         if command -v pmdumplog > /dev/null; then
-            local ms mr
-            read -r ms mr < <(timed pmdumplog -a "$dir/pcp/big")
-            peers="$peers; pmdumplog -a: ${ms} s ($(python3 -c "print(f'{$ms/max($secs,0.01):.1f}')")x)"
+            peers="$peers; $(peer "pmdumplog -a" pmdumplog -a "$dir/pcp/big")"
         else
             peers="$peers; pmdumplog not installed"
         fi

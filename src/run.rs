@@ -104,13 +104,7 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
         reg.hierarchy.identity.clone(),
     );
     let mut clock_of = |host: &str| clocks.of(host).map(crate::timeline::Clock::new);
-    let mut cx = OpenCx {
-        cfg,
-        reg: &mut reg,
-        clock_of: &mut clock_of,
-        sources: Vec::new(),
-        boot_relative: Vec::new(),
-    };
+    let mut cx = OpenCx::new(cfg, &mut reg, &mut clock_of);
     crate::convert::open_all(&mut kinds, &mut cx)?;
     let OpenCx {
         sources,

@@ -37,13 +37,7 @@ pub fn first_pass(
     let mut reg = Registry::new(hierarchy.clone());
     let mut clocks = Clocks::new(sync, None, ids.clone());
     let mut clock_of = |h: &str| clocks.of(h).map(crate::timeline::Clock::new);
-    let mut cx = OpenCx {
-        cfg,
-        reg: &mut reg,
-        clock_of: &mut clock_of,
-        sources: Vec::new(),
-        boot_relative: Vec::new(),
-    };
+    let mut cx = OpenCx::new(cfg, &mut reg, &mut clock_of);
     for kind in kinds.iter_mut().filter(|k| k.carries_messages()) {
         kind.open(&mut cx)?;
     }

@@ -143,6 +143,23 @@ pub struct OpenCx<'a> {
     pub boot_relative: Vec<crate::error::Error>,
 }
 
+impl<'a> OpenCx<'a> {
+    /// A context with no source opened yet.
+    pub fn new(
+        cfg: &'a Config,
+        reg: &'a mut Registry,
+        clock_of: &'a mut dyn FnMut(&str) -> Option<Clock>,
+    ) -> OpenCx<'a> {
+        OpenCx {
+            cfg,
+            reg,
+            clock_of,
+            sources: Vec::new(),
+            boot_relative: Vec::new(),
+        }
+    }
+}
+
 /// Every kind of source, in the order the merge breaks ties of equal
 /// times (the README's "Order and determinism"). A new source is a decoder
 /// crate, a module here, and one line in this table.
