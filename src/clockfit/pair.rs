@@ -317,15 +317,16 @@ impl PairHull {
 
     /// Adds another source's messages of the same pair.
     pub fn absorb(&mut self, other: &PairHull) {
+        // Its points pass through `add` (this pair's origin and reach);
+        // the counts are its messages, not its hull points.
+        let counts = self.counts;
         for &(x, y) in &other.below.pts {
             self.add(true, x.saturating_add(y), x);
         }
         for &(x, y) in &other.above.pts {
             self.add(false, x.saturating_add(y), x);
         }
-        // `add` counted the hull points; the counts are the messages.
-        self.counts.0 += other.counts.0 - other.below.pts.len() as u64;
-        self.counts.1 += other.counts.1 - other.above.pts.len() as u64;
+        self.counts = (counts.0 + other.counts.0, counts.1 + other.counts.1);
         self.ignored += other.ignored;
     }
 
@@ -459,14 +460,18 @@ fn vertices(lower: &[Point], upper: &[Point], tol: i64) -> Option<(Vec<Through>,
 /// at vertices, and between the ends the band is narrower).
 fn spread(lower: &[Point], upper: &[Point], tol: i64, line: &Line) -> Option<i64> {
     let (v, xa, xb) = vertices(lower, upper, tol)?;
+    Some(spread_of(&v, xa, xb, line))
+}
+
+fn spread_of(v: &[Through], xa: i64, xb: i64, line: &Line) -> i64 {
     let mut half = 0i64;
     for x in [xa, xb] {
         let e = line.at(x);
-        for t in &v {
+        for t in v {
             half = half.max((t.at(x) - e).abs());
         }
     }
-    Some(half)
+    half
 }
 
 /// The drifting line: the mean of the feasible lines of least and
@@ -486,7 +491,7 @@ fn drift_fit(lower: &[Point], upper: &[Point], tol: i64) -> Option<Fit> {
         0
     };
     let line = Line { x0: xa, c: ya, k };
-    let half = spread(lower, upper, tol, &line)?;
+    let half = spread_of(&v, xa, xb, &line);
     Some(Fit {
         line,
         bound: Bound::Both {

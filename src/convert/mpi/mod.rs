@@ -233,6 +233,7 @@ impl MpiSource {
             return Ok(());
         };
         let (from, to) = (s.container, d.container);
+        let hosts = (s.hix, d.hix);
         let lane = if send { s.lane } else { d.lane };
         let at = At {
             lane,
@@ -273,10 +274,8 @@ impl MpiSource {
         };
         if let Some(other) = other {
             let (ts, tr) = if send { (time, other) } else { (other, time) };
+            self.messages.clocks.observe(hosts.0, ts, hosts.1, tr);
             let ranks = &self.ranks;
-            if let (Some(s), Some(d)) = (ranks.get(&src), ranks.get(&dst)) {
-                self.messages.clocks.observe(s.hix, ts, d.hix, tr);
-            }
             self.messages.check_order(
                 ts,
                 tr,
