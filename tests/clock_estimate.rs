@@ -609,7 +609,8 @@ fn write_sync_refusals() {
 
 /// Every damaged MPE log and libRastro file of the bad-input corpus ends
 /// the same way with the first pass of --sync-from-messages as without:
-/// the same exit status and the same first line of error, never a panic.
+/// the same exit status and the same first line of error, never a panic
+/// (each run capped at 1 GiB of address space).
 #[test]
 fn damaged_inputs_fail_the_same_with_the_first_pass() {
     let d = tempdir();
@@ -640,7 +641,13 @@ fn damaged_inputs_fail_the_same_with_the_first_pass() {
             let mut a = strs(args);
             a.extend(extra);
             a.extend(["-o", out.to_str().unwrap()]);
-            let o = integrador(&a);
+            // Hostile input: under an address-space cap, as `ulimit -v`.
+            let o = std::process::Command::new("sh")
+                .args(["-c", r#"ulimit -v 1048576; exec "$@""#, "sh"])
+                .arg(env!("CARGO_BIN_EXE_integrador"))
+                .args(&a)
+                .output()
+                .unwrap();
             assert_ne!(
                 o.status.code(),
                 Some(101),
