@@ -671,3 +671,38 @@ fn damaged_inputs_fail_the_same_with_the_first_pass() {
         assert_eq!(seen[0], seen[1], "{args:?}");
     }
 }
+
+/// The first pass reads a pipe's spooled copy: a log given as a pipe gives
+/// the same trace as the file.
+#[test]
+fn the_first_pass_reads_a_pipe_once() {
+    let d = tempdir();
+    let src = fixtures().join("clog2/pingpong");
+    let (log, nodes) = (src.join("pingpong.clog2"), src.join("pingpong.nodes"));
+    let (piped, file) = (d.path().join("piped.paje"), d.path().join("file.paje"));
+    let o = std::process::Command::new("bash")
+        .args([
+            "-c",
+            r#""$0" -mpi <(cat "$1") -mpinodes "$2" --sync-from-messages -q -o "$3""#,
+        ])
+        .arg(env!("CARGO_BIN_EXE_integrador"))
+        .args([&log, &nodes, &piped])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_valid(&piped);
+    run_ok(
+        &[
+            "-mpi",
+            log.to_str().unwrap(),
+            "-mpinodes",
+            nodes.to_str().unwrap(),
+            "--sync-from-messages",
+        ],
+        &file,
+    );
+    assert_eq!(
+        std::fs::read(&piped).unwrap(),
+        std::fs::read(&file).unwrap()
+    );
+}
