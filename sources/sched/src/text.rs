@@ -8,7 +8,9 @@
 //! nanoseconds on the trace's own clock (usually since boot).
 
 use crate::Format;
+use memchr::memmem::Finder;
 use std::io::BufRead;
+use std::sync::LazyLock;
 
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,8 +58,14 @@ pub enum Kind {
     Other(String),
 }
 
+impl Default for Kind {
+    fn default() -> Kind {
+        Kind::Other(String::new())
+    }
+}
+
 /// One event line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Event {
     /// 1-based line number.
     pub line: u64,
@@ -100,6 +108,7 @@ pub struct TextReader<R> {
     pub cut: Option<u64>,
     /// Losses the trace reports.
     pub lost: Lost,
+    pool: Pool,
 }
 
 /// trace-cmd's sched plugin prints its own state letters (sched.md §3):
@@ -129,57 +138,136 @@ fn ts_ns(t: &str) -> Option<i64> {
         .checked_add(frac * 10i64.pow(9 - f.len() as u32))
 }
 
+/// A field anchor with its memmem searcher built once for the whole run:
+/// building one per call was a sixth of a kernel trace's time.
+struct Key {
+    text: &'static str,
+    finder: LazyLock<Finder<'static>>,
+}
+
+macro_rules! key {
+    ($name:ident = $text:literal) => {
+        static $name: Key = Key {
+            text: $text,
+            finder: LazyLock::new(|| Finder::new($text)),
+        };
+    };
+}
+
+key!(SWITCH_FIELDS = "prev_pid=");
+key!(PREV_COMM = "prev_comm=");
+key!(PREV_PID = " prev_pid=");
+key!(PREV_STATE = " prev_state=");
+key!(ARROW = " ==> ");
+key!(NEXT_COMM = "next_comm=");
+key!(NEXT_PID = " next_pid=");
+key!(COMM = "comm=");
+key!(PID = " pid=");
+key!(CHILD_COMM = "child_comm=");
+key!(CHILD_PID = " child_pid=");
+
+impl Key {
+    fn find(&self, s: &str) -> Option<usize> {
+        self.finder.find(s.as_bytes())
+    }
+}
+
 /// The value after `key` up to the next anchor (or the end).
-fn between<'a>(s: &'a str, key: &str, until: Option<&str>) -> Option<&'a str> {
-    let i = find(s, key)? + key.len();
+fn between<'a>(s: &'a str, key: &Key, until: Option<&Key>) -> Option<&'a str> {
+    let i = key.find(s)? + key.text.len();
     let rest = s.get(i..)?;
     Some(match until {
-        Some(u) => rest.get(..find(rest, u)?)?,
+        Some(u) => rest.get(..u.find(rest)?)?,
         None => rest,
     })
 }
 
-/// `s.find(needle)` through memchr's memmem (std's two-way searcher was
-/// a sixth of a kernel trace's time, set up anew for every field).
-fn find(s: &str, needle: &str) -> Option<usize> {
-    memchr::memmem::find(s.as_bytes(), needle.as_bytes())
-}
-
+/// The leading integer of `s`: spaces before it allowed, text after it
+/// ignored (`120 target_cpu=000`).
 fn num(s: &str) -> Option<i32> {
-    let d: String = s
-        .trim()
-        .chars()
-        .take_while(|c| *c == '-' || c.is_ascii_digit())
-        .collect();
-    d.parse().ok()
+    let s = s.trim_start();
+    let end = s
+        .bytes()
+        .take_while(|b| *b == b'-' || b.is_ascii_digit())
+        .count();
+    s.get(..end)?.parse().ok()
 }
 
 /// `comm:pid [prio]`: split on the last `:` before the pid.
-fn plugin_task(s: &str) -> Option<(String, i32)> {
+fn plugin_task(s: &str, pool: &mut Pool) -> Option<(String, i32)> {
     let s = s.trim();
     let s = s.get(..s.rfind(" [").unwrap_or(s.len()))?;
     let (c, p) = s.rsplit_once(':')?;
-    Some((c.to_string(), p.trim().parse().ok()?))
+    let pid = p.trim().parse().ok()?;
+    Some((pool.own(c), pid))
 }
 
-fn payload_kind(event: &str, p: &str) -> Option<Kind> {
+/// Strings of events read before, kept for the next ones: a reader that
+/// fills the same [`Event`] again and again ([`TextReader::read_into`])
+/// allocates nothing once the first events have been read.
+#[derive(Default)]
+struct Pool(Vec<String>);
+
+impl Pool {
+    /// More are dropped: an event holds at most five.
+    const KEEP: usize = 16;
+
+    fn own(&mut self, s: &str) -> String {
+        let mut o = self.0.pop().unwrap_or_default();
+        o.clear();
+        o.push_str(s);
+        o
+    }
+
+    fn give(&mut self, s: &mut String) {
+        if self.0.len() < Self::KEEP && s.capacity() > 0 {
+            self.0.push(std::mem::take(s));
+        }
+    }
+
+    /// Takes back the strings of an event about to be overwritten.
+    fn recycle(&mut self, ev: &mut Event) {
+        self.give(&mut ev.comm);
+        match &mut ev.kind {
+            Kind::Switch {
+                prev_comm,
+                prev_state,
+                next_comm,
+                ..
+            } => {
+                self.give(prev_comm);
+                self.give(prev_state);
+                self.give(next_comm);
+            }
+            Kind::Wakeup { event, comm, .. } => {
+                self.give(event);
+                self.give(comm);
+            }
+            Kind::Fork { child_comm, .. } => self.give(child_comm),
+            Kind::Marker(t) | Kind::Other(t) => self.give(t),
+            Kind::Exit { .. } => {}
+        }
+    }
+}
+
+fn payload_kind(event: &str, p: &str, pool: &mut Pool) -> Option<Kind> {
     Some(match event {
         "sched_switch" => {
-            if p.contains("prev_pid=") {
+            if SWITCH_FIELDS.find(p).is_some() {
                 Kind::Switch {
-                    prev_comm: between(p, "prev_comm=", Some(" prev_pid="))?.to_string(),
-                    prev_pid: num(between(p, " prev_pid=", None)?)?,
-                    prev_state: between(p, " prev_state=", Some(" ==> "))?.to_string(),
-                    next_comm: between(p, "next_comm=", Some(" next_pid="))?.to_string(),
-                    next_pid: num(between(p, " next_pid=", None)?)?,
+                    prev_comm: pool.own(between(p, &PREV_COMM, Some(&PREV_PID))?),
+                    prev_pid: num(between(p, &PREV_PID, None)?)?,
+                    prev_state: pool.own(between(p, &PREV_STATE, Some(&ARROW))?),
+                    next_comm: pool.own(between(p, &NEXT_COMM, Some(&NEXT_PID))?),
+                    next_pid: num(between(p, &NEXT_PID, None)?)?,
                 }
             } else {
                 // trace-cmd's plugin: `prev:pid [prio] STATE ==> next:pid [prio]`.
                 let (left, right) = p.split_once(" ==> ")?;
                 let close = left.rfind("] ")?;
-                let (prev_comm, prev_pid) = plugin_task(left.get(..=close)?)?;
-                let prev_state = left.get(close + 2..)?.trim().to_string();
-                let (next_comm, next_pid) = plugin_task(right)?;
+                let (prev_comm, prev_pid) = plugin_task(left.get(..=close)?, pool)?;
+                let prev_state = pool.own(left.get(close + 2..)?.trim());
+                let (next_comm, next_pid) = plugin_task(right, pool)?;
                 Kind::Switch {
                     prev_comm,
                     prev_pid,
@@ -190,38 +278,38 @@ fn payload_kind(event: &str, p: &str) -> Option<Kind> {
             }
         }
         "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => {
-            let (comm, pid) = if p.contains(" pid=") {
+            let (comm, pid) = if PID.find(p).is_some() {
                 (
-                    between(p, "comm=", Some(" pid="))?.to_string(),
-                    num(between(p, " pid=", None)?)?,
+                    pool.own(between(p, &COMM, Some(&PID))?),
+                    num(between(p, &PID, None)?)?,
                 )
             } else {
-                plugin_task(p.get(..p.rfind(" CPU:").unwrap_or(p.len()))?)?
+                plugin_task(p.get(..p.rfind(" CPU:").unwrap_or(p.len()))?, pool)?
             };
             Kind::Wakeup {
-                event: event.to_string(),
+                event: pool.own(event),
                 comm,
                 pid,
             }
         }
         "sched_process_fork" => Kind::Fork {
-            pid: num(between(p, " pid=", None)?)?,
-            child_comm: between(p, "child_comm=", Some(" child_pid="))?.to_string(),
-            child_pid: num(between(p, " child_pid=", None)?)?,
+            pid: num(between(p, &PID, None)?)?,
+            child_comm: pool.own(between(p, &CHILD_COMM, Some(&CHILD_PID))?),
+            child_pid: num(between(p, &CHILD_PID, None)?)?,
         },
         "sched_process_exit" => Kind::Exit {
-            pid: num(between(p, " pid=", None)?)?,
+            pid: num(between(p, &PID, None)?)?,
         },
-        "tracing_mark_write" => Kind::Marker(p.trim().to_string()),
+        "tracing_mark_write" => Kind::Marker(pool.own(p.trim())),
         "print" => {
             // trace-cmd: `0xffffffff8149ab1a: text`.
             let t = match p.trim().split_once(": ") {
                 Some((a, b)) if a.starts_with("0x") => b,
                 _ => p.trim(),
             };
-            Kind::Marker(t.to_string())
+            Kind::Marker(pool.own(t))
         }
-        other => Kind::Other(other.to_string()),
+        other => Kind::Other(pool.own(other)),
     })
 }
 
@@ -235,6 +323,7 @@ impl<R: BufRead> TextReader<R> {
             cut: None,
             buf: String::new(),
             lost: Vec::new(),
+            pool: Pool::default(),
         }
     }
 
@@ -269,12 +358,21 @@ impl<R: BufRead> TextReader<R> {
     /// Reads lines up to the next event line; `Ok(None)` at the end.
     /// Comments, lost-event markers and perf call-chain frames are passed.
     fn next_line(&mut self) -> Result<Option<(u64, Head<'_>)>, TextError> {
+        let Some(line) = self.next_context()? else {
+            return Ok(None);
+        };
+        Ok(Some((line.number, line.head()?)))
+    }
+
+    /// The next event line with only its context parsed (a pass that
+    /// wants to know who ran, not what happened, parses nothing more and
+    /// allocates nothing); `Ok(None)` at the end.
+    pub fn next_context(&mut self) -> Result<Option<Line<'_>>, TextError> {
         loop {
             if !self.read()? {
                 return Ok(None);
             }
-            let l = self.buf.trim_end();
-            let t = l.trim_start();
+            let t = self.buf.trim_ascii();
             if t.is_empty()
                 || t.starts_with('#')
                 || t.starts_with("cpus=")
@@ -291,33 +389,45 @@ impl<R: BufRead> TextReader<R> {
             }
             break;
         }
-        let line = self.line;
-        let l = self.buf.trim_end();
-        head(l, self.format)
-            .map(|h| Some((line, h)))
-            .map_err(|what| TextError {
-                line,
-                what: format!(
-                    "{what}: `{}`",
-                    l.trim_start().chars().take(120).collect::<String>()
-                ),
+        let number = self.line;
+        let l = self.buf.trim_ascii_end();
+        context(l, self.format)
+            .map(|(comm, pid, tgid, cpu, close)| {
+                Some(Line {
+                    number,
+                    comm,
+                    pid,
+                    tgid,
+                    cpu,
+                    close,
+                    format: self.format,
+                    text: l,
+                })
             })
-    }
-
-    /// The next event line's context and event, borrowed from the line
-    /// (a pass that wants only who ran, not what happened, allocates
-    /// nothing); `Ok(None)` at the end.
-    pub fn next_head(&mut self) -> Result<Option<(u64, Head<'_>)>, TextError> {
-        self.next_line()
+            .map_err(|what| line_error(number, what, l))
     }
 
     /// The next event; `Ok(None)` at the end.
     pub fn next_event(&mut self) -> Result<Option<Event>, TextError> {
+        let mut ev = Event::default();
+        Ok(self.read_into(&mut ev)?.then_some(ev))
+    }
+
+    /// Overwrites `ev` with the next event, reusing its strings;
+    /// `Ok(false)` at the end.
+    pub fn read_into(&mut self, ev: &mut Event) -> Result<bool, TextError> {
+        let mut pool = std::mem::take(&mut self.pool);
+        pool.recycle(ev);
+        let more = self.fill(ev, &mut pool);
+        self.pool = pool;
+        more
+    }
+
+    fn fill(&mut self, ev: &mut Event, pool: &mut Pool) -> Result<bool, TextError> {
         let Some((line, h)) = self.next_line()? else {
-            return Ok(None);
+            return Ok(false);
         };
-        let (comm, pid, tgid, cpu, ts_ns) = (h.comm.to_string(), h.pid, h.tgid, h.cpu, h.ts_ns);
-        let kind = payload_kind(h.event, h.payload).ok_or_else(|| TextError {
+        let kind = payload_kind(h.event, h.payload, pool).ok_or_else(|| TextError {
             line,
             what: format!(
                 "{} payload does not parse: `{}`",
@@ -325,15 +435,16 @@ impl<R: BufRead> TextReader<R> {
                 h.text.trim_start().chars().take(120).collect::<String>()
             ),
         })?;
-        Ok(Some(Event {
+        *ev = Event {
             line,
-            comm,
-            pid,
-            tgid,
-            cpu,
-            ts_ns,
+            comm: pool.own(h.comm),
+            pid: h.pid,
+            tgid: h.tgid,
+            cpu: h.cpu,
+            ts_ns: h.ts_ns,
             kind,
-        }))
+        };
+        Ok(true)
     }
 }
 
@@ -358,18 +469,59 @@ pub struct Head<'a> {
     pub text: &'a str,
 }
 
-/// Splits an event line (trailing space removed) into its context and
-/// event; the error says what is missing.
-fn head(l: &str, format: Format) -> Result<Head<'_>, String> {
+fn line_error(line: u64, what: String, l: &str) -> TextError {
+    TextError {
+        line,
+        what: format!(
+            "{what}: `{}`",
+            l.trim_start().chars().take(120).collect::<String>()
+        ),
+    }
+}
+
+/// An event line whose context is parsed, its event not yet.
+#[derive(Debug, Clone, Copy)]
+pub struct Line<'a> {
+    /// 1-based line number.
+    pub number: u64,
+    /// The context task's comm.
+    pub comm: &'a str,
+    /// Its pid (perf: tid).
+    pub pid: i32,
+    /// Its thread group, when the trace has it.
+    pub tgid: Option<i32>,
+    cpu: u32,
+    /// The `]` of the `[cpu]` column.
+    close: usize,
+    format: Format,
+    /// The whole line.
+    pub text: &'a str,
+}
+
+impl<'a> Line<'a> {
+    /// The line's time and event.
+    pub fn head(&self) -> Result<Head<'a>, TextError> {
+        event_part(self).map_err(|what| line_error(self.number, what.to_string(), self.text))
+    }
+}
+
+/// The context of an event line (trailing space removed): comm, pid,
+/// tgid, CPU and the offset of the CPU column's `]`. Every line of a
+/// trace comes here (twice: pass 1 reads the contexts), so it scans bytes
+/// with memchr and trims ASCII space only: the tools pad their columns
+/// with spaces.
+type Context<'a> = (&'a str, i32, Option<i32>, u32, usize);
+
+fn context(l: &str, format: Format) -> Result<Context<'_>, String> {
     // The `[cpu]` column anchors the context.
-    let Some((open, close)) = cpu_column(l) else {
+    let Some((open, close)) = cpu_column(l.as_bytes()) else {
         return Err("no `[cpu]` column where a trace line has one".into());
     };
     let cpu: u32 = l
         .get(open + 1..close)
         .and_then(|c| c.parse().ok())
         .ok_or("bad CPU number")?;
-    let ctx = l.get(..open).unwrap_or_default().trim_end();
+    let ctx = l.get(..open).unwrap_or_default().trim_ascii_end();
     let (comm, pid, tgid) = match format {
         Format::Perf => {
             let (c, p) = ctx
@@ -391,48 +543,76 @@ fn head(l: &str, format: Format) -> Result<Head<'_>, String> {
                 .map(|i| i - 1);
             let (ctx, tgid) = match paren {
                 Some(i) if ctx.ends_with(')') => (
-                    ctx.get(..i).unwrap_or(ctx).trim_end(),
+                    ctx.get(..i).unwrap_or(ctx).trim_ascii_end(),
                     ctx.get(i + 2..ctx.len() - 1)
-                        .and_then(|g| g.trim().parse::<i32>().ok()),
+                        .and_then(|g| g.trim_ascii().parse::<i32>().ok()),
                 ),
                 _ => (ctx, None),
             };
-            let (c, p) = ctx.rsplit_once('-').ok_or("no `comm-pid` before the CPU")?;
-            (c.trim(), p.trim().parse().map_err(|_| "bad pid")?, tgid)
+            let dash =
+                memchr::memrchr(b'-', ctx.as_bytes()).ok_or("no `comm-pid` before the CPU")?;
+            let (c, p) = (
+                ctx.get(..dash).unwrap_or_default(),
+                ctx.get(dash + 1..).unwrap_or_default(),
+            );
+            (
+                c.trim_ascii(),
+                p.trim_ascii().parse().map_err(|_| "bad pid")?,
+                tgid,
+            )
         }
     };
-    let rest = l.get(close + 1..).unwrap_or_default().trim_start();
+    Ok((comm, pid, tgid, cpu, close))
+}
+
+/// The rest of a line after its context: time, event and payload.
+fn event_part<'a>(line: &Line<'a>) -> Result<Head<'a>, &'static str> {
+    let (l, close, format) = (line.text, line.close, line.format);
+    let rest = l.get(close + 1..).unwrap_or_default().trim_ascii_start();
     // Optional flags column, then `<time>:`.
-    let mut words = rest.splitn(2, ' ');
-    let first = words.next().unwrap_or_default();
-    let rest = if first.ends_with(':') {
-        rest
-    } else {
-        words.next().unwrap_or_default().trim_start()
+    let rest = match memchr::memchr(b' ', rest.as_bytes()) {
+        Some(sp) if !rest.get(..sp).unwrap_or_default().ends_with(':') => {
+            rest.get(sp + 1..).unwrap_or_default().trim_ascii_start()
+        }
+        Some(_) => rest,
+        None if rest.ends_with(':') => rest,
+        None => "",
     };
-    let colon = find(rest, ": ").ok_or("no `<time>:`")?;
+    let colon = time_end(rest.as_bytes()).ok_or("no `<time>:`")?;
     let (time, rest) = (
         rest.get(..colon).unwrap_or_default(),
         rest.get(colon + 2..).unwrap_or_default(),
     );
     let ts_ns = ts_ns(time).ok_or("time is not `<seconds>.<fraction>`")?;
-    let (event, payload) = rest.trim_start().split_once(':').ok_or("no `<event>:`")?;
+    let rest = rest.trim_ascii_start();
+    let c = memchr::memchr(b':', rest.as_bytes()).ok_or("no `<event>:`")?;
+    let (event, payload) = (
+        rest.get(..c).unwrap_or_default(),
+        rest.get(c + 1..).unwrap_or_default(),
+    );
     // perf names events `sched:sched_switch`.
-    let (event, payload) = match (format, payload.split_once(':')) {
-        (Format::Perf, Some((name, p))) if !name.contains(' ') => (name, p),
+    let (event, payload) = match format {
+        Format::Perf => match payload.split_once(':') {
+            Some((name, p)) if !name.contains(' ') => (name, p),
+            _ => (event, payload),
+        },
         _ => (event, payload),
     };
-    let payload = payload.strip_prefix(' ').unwrap_or(payload).trim_start();
     Ok(Head {
-        comm,
-        pid,
-        tgid,
-        cpu,
+        comm: line.comm,
+        pid: line.pid,
+        tgid: line.tgid,
+        cpu: line.cpu,
         ts_ns,
-        event: event.trim(),
-        payload,
+        event: event.trim_ascii(),
+        payload: payload.trim_ascii_start(),
         text: l,
     })
+}
+
+/// The first `: ` of `b`.
+fn time_end(b: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b':', b).find(|&i| b.get(i + 1) == Some(&b' '))
 }
 
 /// A perf call-chain line by its shape: an address, a symbol and the
@@ -448,16 +628,15 @@ fn perf_frame(t: &str) -> bool {
         && words.next().is_some()
         && t.ends_with(')')
         && t.contains(" (")
-        && cpu_column(t).is_none()
+        && cpu_column(t.as_bytes()).is_none()
 }
 
 /// The first `[digits]` column of a line: its bracket offsets.
-fn cpu_column(l: &str) -> Option<(usize, usize)> {
-    let b = l.as_bytes();
+fn cpu_column(b: &[u8]) -> Option<(usize, usize)> {
     let mut from = 0;
-    while let Some(i) = l.get(from..)?.find('[') {
+    while let Some(i) = memchr::memchr(b'[', b.get(from..)?) {
         let open = from + i;
-        let close = open + l.get(open..)?.find(']')?;
+        let close = open + memchr::memchr(b']', b.get(open..)?)?;
         if close > open + 1 && b.get(open + 1..close)?.iter().all(u8::is_ascii_digit) {
             return Some((open, close));
         }

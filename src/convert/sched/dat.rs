@@ -3,24 +3,74 @@
 //! converter serves both.
 
 use crate::error::{Error, Result};
-use integrador_sched::text::{Event, Kind};
+use crate::prefetch::{Next, Prefetch};
+use integrador_sched::text::{Event, Kind, TextReader};
 use integrador_tracedat::{Kind as DatKind, TraceDat};
 use std::path::Path;
 
 /// A kernel trace's events, from text or from trace.dat.
 pub(super) enum Events {
     Text(integrador_sched::text::TextReader<std::io::BufReader<crate::input::Reader>>),
+    /// Text decoded on a thread of its own (crate::prefetch); at the end,
+    /// the cut line and the lost-event count it reported.
+    Thread(Prefetch<Event, TextEnd>, TextEnd),
     Dat(Box<TraceDat<crate::input::Reader>>),
 }
 
+/// What a text reader reports at its end: the line left out for want of
+/// its newline, the events the trace says were lost.
+pub(super) type TextEnd = (Option<u64>, u64);
+
+/// Starts decoding text trace `path` on a thread of its own. The caller
+/// has claimed a core (crate::prefetch::claim).
+pub(super) fn spawn_text(path: &Path, format: integrador_sched::Format) -> Events {
+    let (p, q) = (path.to_path_buf(), path.to_path_buf());
+    let size = crate::input::buffer_size(path);
+    Events::Thread(
+        Prefetch::spawn(
+            move || {
+                let f = crate::input::open_on_thread(&p).map_err(|e| Error::in_file(&p, e))?;
+                Ok(TextReader::new(
+                    std::io::BufReader::with_capacity(size, f),
+                    format,
+                ))
+            },
+            move |r, slot: &mut Event| r.read_into(slot).map_err(|e| Error::in_file(&q, e)),
+            |r| (r.cut, lost(&r.lost)),
+        ),
+        (None, 0),
+    )
+}
+
+fn lost(l: &integrador_sched::text::Lost) -> u64 {
+    l.iter().map(|l| l.1).sum()
+}
+
 impl Events {
-    pub(super) fn next_event(&mut self, path: &Path) -> Result<Option<Event>> {
+    /// Overwrites `ev` with the next event (the text readers reuse its
+    /// strings); `Ok(false)` at the end.
+    pub(super) fn next_into(&mut self, path: &Path, ev: &mut Event) -> Result<bool> {
         match self {
-            Events::Text(r) => r.next_event().map_err(|e| Error::in_file(path, e)),
-            Events::Dat(d) => Ok(d
-                .next_event()
-                .map_err(|e| Error::in_file(path, e))?
-                .map(event)),
+            Events::Text(r) => r.read_into(ev).map_err(|e| Error::in_file(path, e)),
+            Events::Thread(p, end) => match p.next_record()? {
+                // The event read before goes back to the decoder thread
+                // with its batch, its strings to be filled again there.
+                Next::Record(slot) => {
+                    std::mem::swap(slot, ev);
+                    Ok(true)
+                }
+                Next::End(e) => {
+                    *end = e;
+                    Ok(false)
+                }
+            },
+            Events::Dat(d) => match d.next_event().map_err(|e| Error::in_file(path, e))? {
+                Some(e) => {
+                    *ev = event(e);
+                    Ok(true)
+                }
+                None => Ok(false),
+            },
         }
     }
 
@@ -28,6 +78,7 @@ impl Events {
     pub(super) fn cut(&self) -> Option<u64> {
         match self {
             Events::Text(r) => r.cut,
+            Events::Thread(_, end) => end.0,
             Events::Dat(_) => None,
         }
     }
@@ -35,7 +86,8 @@ impl Events {
     /// Events the trace says were lost.
     pub(super) fn lost(&self) -> u64 {
         match self {
-            Events::Text(r) => r.lost.iter().map(|l| l.1).sum(),
+            Events::Text(r) => lost(&r.lost),
+            Events::Thread(_, end) => end.1,
             Events::Dat(d) => d.lost.iter().map(|l| l.1).sum(),
         }
     }

@@ -137,6 +137,9 @@ pub struct SchedSource {
     path: PathBuf,
     format: Format,
     reader: dat::Events,
+    /// The event being converted; its strings are filled again by the
+    /// next read.
+    current: Event,
     cpus: Cpus,
     switches: Vec<Switch>,
     /// Ops waiting until no inferred switch can come before them:
@@ -185,6 +188,11 @@ impl SchedSource {
         let host = &placement.host;
         let machine = reg.machine(host, None);
         let (reader, format, what) = match input {
+            Input::Text(format) if crate::input::threadable(path) && crate::prefetch::claim() => (
+                dat::spawn_text(path, format),
+                format,
+                format!("{format:?} text"),
+            ),
             Input::Text(format) => {
                 let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
                 let r = TextReader::new(
@@ -222,6 +230,7 @@ impl SchedSource {
             path: path.to_path_buf(),
             format,
             reader,
+            current: Event::default(),
             cpus: Cpus::new(),
             switches: Vec::new(),
             staged: MinQueue::default(),
@@ -476,7 +485,8 @@ impl Converter for SchedSource {
         if self.done {
             return Ok(false);
         }
-        let Some(ev) = self.reader.next_event(&self.path)? else {
+        let mut ev = std::mem::take(&mut self.current);
+        if !self.reader.next_into(&self.path, &mut ev)? {
             self.release(out, None)?;
             self.done = true;
             out.stats.end_of_text(
@@ -503,7 +513,7 @@ impl Converter for SchedSource {
                 out.stats.warnings += 1;
             }
             return Ok(false);
-        };
+        }
         self.newest = self.newest.max(ev.ts_ns);
         self.renamed(reg, &ev);
         self.event(reg, &ev);
@@ -511,6 +521,7 @@ impl Converter for SchedSource {
             .cpus
             .watermark()
             .map(|w| w.max(self.newest.saturating_sub(MAX_LAG_NS)));
+        self.current = ev;
         self.release(out, upto)?;
         Ok(true)
     }

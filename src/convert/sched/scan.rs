@@ -44,19 +44,26 @@ impl Scan {
             format,
         );
         let mut s = Scan::default();
-        // Only the context column and markers are looked at: no payload
-        // is parsed and a name is copied only when it changes.
-        while let Some((line, h)) = r.next_head().map_err(|e| Error::in_file(path, e))? {
-            if h.pid > 0 {
-                let t = s.tasks.entry(h.pid).or_default();
-                if h.tgid.is_some() {
-                    t.tgid = h.tgid;
+        // Only the context column is parsed, and the rest of the lines
+        // that hold the marker text; a name is copied only when it
+        // changes. (A line whose event does not parse is reported by
+        // pass 2, as it would be here.)
+        let marker = memchr::memmem::Finder::new(MARKER);
+        while let Some(l) = r.next_context().map_err(|e| Error::in_file(path, e))? {
+            if l.pid > 0 {
+                let t = s.tasks.entry(l.pid).or_default();
+                if l.tgid.is_some() {
+                    t.tgid = l.tgid;
                     s.has_tgid = true;
                 }
-                if t.comm != h.comm {
-                    t.comm = h.comm.to_string();
+                if t.comm != l.comm {
+                    t.comm = l.comm.to_string();
                 }
             }
+            if marker.find(l.text.as_bytes()).is_none() {
+                continue;
+            }
+            let (line, h) = (l.number, l.head().map_err(|e| Error::in_file(path, e))?);
             let text = match h.event {
                 "tracing_mark_write" => h.payload.trim(),
                 // trace-cmd: `0xffffffff8149ab1a: text`.
