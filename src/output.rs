@@ -174,7 +174,7 @@ impl Target {
     /// interrupted.
     pub fn create(&self) -> Result<Sink> {
         match self {
-            Target::Stdout => Ok(Sink::Stdout(io::stdout().lock())),
+            Target::Stdout => Ok(Sink::Stdout(io::stdout())),
             Target::Through { path } => {
                 let file = OpenOptions::new()
                     .write(true)
@@ -234,7 +234,7 @@ fn parent_dir(path: &Path) -> &Path {
 /// Where the bytes go while the trace is written.
 pub enum Sink {
     /// Standard output.
-    Stdout(io::StdoutLock<'static>),
+    Stdout(io::Stdout),
     /// A temporary file renamed to `path` by [`Sink::commit`].
     Temp {
         /// Removed when dropped uncommitted.

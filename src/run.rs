@@ -135,9 +135,19 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
         .then(|| Progress::new(Progress::total(&inputs, &options)));
 
     let out = BufWriter::with_capacity(1 << 18, sink);
-    let written = PajeWriter::new(out, origin, cfg.absolute_time)
-        .map_err(WriteError::Io)
-        .and_then(|paje| write_all(&mut merge, &mut reg, paje, origin, progress.as_ref()));
+    // The lines are formatted and written on a thread of their own when
+    // a core is still spare once the decoders took theirs
+    // (crate::paje::tape); the bytes are the same.
+    let progress = progress.as_ref();
+    let written = if crate::prefetch::claim() {
+        PajeWriter::threaded(out, origin, cfg.absolute_time)
+            .map_err(WriteError::Io)
+            .and_then(|paje| write_all(&mut merge, &mut reg, paje, origin, progress))
+    } else {
+        PajeWriter::new(out, origin, cfg.absolute_time)
+            .map_err(WriteError::Io)
+            .and_then(|paje| write_all(&mut merge, &mut reg, paje, origin, progress))
+    };
     let (out, written, notes) = match written {
         Ok(done) => done,
         // A reader that stops early (`integrador ... -o - | head`) is not

@@ -1,0 +1,435 @@
+//! The Pajé writer's lines as a tape of binary tokens, turned into text
+//! on a second core (`issue 17`: decoding and converting on one side,
+//! formatting and writing on the other).
+//!
+//! The writer decides every line (which declarations come first, which
+//! alias each id has, which pops are left out) on the main thread, where
+//! the registry is; what costs per event is turning numbers into digits
+//! (times, aliases, values) and the `write` system calls. The writer
+//! records each line as tokens, a few fixed-size copies; [`format`] makes
+//! the text. With one thread the same [`format`] runs inline, so the
+//! bytes are the same whichever thread formats them.
+
+use std::io::{self, Write};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
+
+/// Tape bytes per chunk handed on: large enough that the channel costs
+/// nothing per line, small enough to stay in cache.
+const CHUNK: usize = 1 << 16;
+/// Chunks in flight between the writer and the formatting thread.
+const DEPTH: usize = 4;
+
+const BEGIN: u8 = 0;
+const TIME: u8 = 1;
+const IDENT: u8 = 2;
+const WORD: u8 = 3;
+const NAME: u8 = 4;
+const INT: u8 = 5;
+const KEY: u8 = 6;
+const DOUBLE: u8 = 7;
+const END: u8 = 8;
+
+/// What the writer says of each line, token by token: recorded on a
+/// [`Tape`] for another thread, or formatted at once as [`Text`].
+pub trait Lines {
+    /// What is left when the trace is written.
+    type Out;
+    /// A line starts with its event id.
+    fn begin(&mut self, id: u8);
+    /// ` <seconds>` with 9 decimals, from ns.
+    fn time(&mut self, ns: i64);
+    /// ` <prefix><n>`: an alias.
+    fn ident(&mut self, prefix: u8, n: u32);
+    /// ` <bytes>` as they are.
+    fn word(&mut self, w: &[u8]);
+    /// ` <name>`, quoted as [`super::writer::push_name`] says.
+    fn name(&mut self, name: &str);
+    /// ` <n>`.
+    fn int(&mut self, n: i64);
+    /// ` k<channel>_<seq>`: a link key.
+    fn key(&mut self, channel: u32, seq: u64);
+    /// ` <value>`: shortest round-trip decimal, without a `.0`.
+    fn double(&mut self, v: f64);
+    /// Ends the line; hands on what is buffered once it is a chunk.
+    fn end(&mut self) -> io::Result<()>;
+    /// Hands on the rest and gives back the output.
+    fn finish(self) -> io::Result<Self::Out>;
+}
+
+/// The text of each token: the one formatting, whichever thread runs it.
+mod text {
+    pub fn begin(out: &mut Vec<u8>, id: u8) {
+        out.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
+    }
+
+    pub fn time(out: &mut Vec<u8>, ns: i64) {
+        out.push(b' ');
+        crate::time::push_seconds(out, ns);
+    }
+
+    pub fn ident(out: &mut Vec<u8>, prefix: u8, n: u32) {
+        out.push(b' ');
+        out.push(prefix);
+        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    }
+
+    pub fn word(out: &mut Vec<u8>, w: &[u8]) {
+        out.push(b' ');
+        out.extend_from_slice(w);
+    }
+
+    pub fn name(out: &mut Vec<u8>, name: &[u8]) {
+        out.push(b' ');
+        crate::paje::writer::push_name_bytes(out, name);
+    }
+
+    pub fn int(out: &mut Vec<u8>, n: i64) {
+        out.push(b' ');
+        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    }
+
+    pub fn key(out: &mut Vec<u8>, channel: u32, seq: u64) {
+        let mut b = itoa::Buffer::new();
+        out.extend_from_slice(b" k");
+        out.extend_from_slice(b.format(channel).as_bytes());
+        out.push(b'_');
+        out.extend_from_slice(b.format(seq).as_bytes());
+    }
+
+    pub fn double(out: &mut Vec<u8>, v: f64) {
+        let mut r = ryu::Buffer::new();
+        let s = r.format(v);
+        // ryu writes whole numbers as `12.0`; the `.0` adds nothing.
+        out.push(b' ');
+        out.extend_from_slice(s.strip_suffix(".0").unwrap_or(s).as_bytes());
+    }
+}
+
+/// Lines formatted at once and written in chunks, on the caller's thread.
+pub struct Text<W: Write> {
+    buf: Vec<u8>,
+    out: W,
+}
+
+impl<W: Write> Text<W> {
+    /// Lines for `out`.
+    pub fn new(out: W) -> Text<W> {
+        Text {
+            buf: Vec::with_capacity(CHUNK + 256),
+            out,
+        }
+    }
+}
+
+impl<W: Write> Lines for Text<W> {
+    type Out = W;
+    fn begin(&mut self, id: u8) {
+        text::begin(&mut self.buf, id);
+    }
+    fn time(&mut self, ns: i64) {
+        text::time(&mut self.buf, ns);
+    }
+    fn ident(&mut self, prefix: u8, n: u32) {
+        text::ident(&mut self.buf, prefix, n);
+    }
+    fn word(&mut self, w: &[u8]) {
+        text::word(&mut self.buf, w);
+    }
+    fn name(&mut self, name: &str) {
+        text::name(&mut self.buf, name.as_bytes());
+    }
+    fn int(&mut self, n: i64) {
+        text::int(&mut self.buf, n);
+    }
+    fn key(&mut self, channel: u32, seq: u64) {
+        text::key(&mut self.buf, channel, seq);
+    }
+    fn double(&mut self, v: f64) {
+        text::double(&mut self.buf, v);
+    }
+    fn end(&mut self) -> io::Result<()> {
+        self.buf.push(b'\n');
+        if self.buf.len() >= CHUNK {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+    fn finish(mut self) -> io::Result<W> {
+        self.out.write_all(&self.buf)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Lines recorded as tokens.
+#[derive(Default)]
+pub struct Tape {
+    buf: Vec<u8>,
+}
+
+impl Tape {
+    fn begin(&mut self, id: u8) {
+        self.buf.extend_from_slice(&[BEGIN, id]);
+    }
+
+    fn time(&mut self, ns: i64) {
+        self.buf.push(TIME);
+        self.buf.extend_from_slice(&ns.to_le_bytes());
+    }
+
+    fn ident(&mut self, prefix: u8, n: u32) {
+        self.buf.extend_from_slice(&[IDENT, prefix]);
+        self.buf.extend_from_slice(&n.to_le_bytes());
+    }
+
+    fn bytes(&mut self, tag: u8, b: &[u8]) {
+        // A name longer than u32 cannot come from a bounded input line.
+        let n = u32::try_from(b.len()).unwrap_or(u32::MAX);
+        self.buf.push(tag);
+        self.buf.extend_from_slice(&n.to_le_bytes());
+        self.buf.extend_from_slice(b.get(..n as usize).unwrap_or(b));
+    }
+
+    fn int(&mut self, n: i64) {
+        self.buf.push(INT);
+        self.buf.extend_from_slice(&n.to_le_bytes());
+    }
+
+    fn key(&mut self, channel: u32, seq: u64) {
+        self.buf.push(KEY);
+        self.buf.extend_from_slice(&channel.to_le_bytes());
+        self.buf.extend_from_slice(&seq.to_le_bytes());
+    }
+
+    fn double(&mut self, v: f64) {
+        self.buf.push(DOUBLE);
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// Reads tokens back.
+struct Cursor<'a>(&'a [u8]);
+
+impl<'a> Cursor<'a> {
+    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let (head, rest) = self.0.split_first_chunk::<N>()?;
+        self.0 = rest;
+        Some(*head)
+    }
+
+    fn slice(&mut self) -> Option<&'a [u8]> {
+        let n = u32::from_le_bytes(self.take()?) as usize;
+        let (s, rest) = (self.0.get(..n)?, self.0.get(n..)?);
+        self.0 = rest;
+        Some(s)
+    }
+}
+
+/// Appends the text of `tape` to `out`. The tape is the writer's own, so
+/// it is well formed; were it not, formatting would stop, not panic.
+pub fn format(tape: &[u8], out: &mut Vec<u8>) {
+    let mut c = Cursor(tape);
+    while let Some([tag]) = c.take::<1>() {
+        let done = (|| -> Option<()> {
+            match tag {
+                BEGIN => text::begin(out, c.take::<1>()?[0]),
+                TIME => text::time(out, i64::from_le_bytes(c.take()?)),
+                IDENT => {
+                    let [prefix] = c.take::<1>()?;
+                    text::ident(out, prefix, u32::from_le_bytes(c.take()?));
+                }
+                WORD => text::word(out, c.slice()?),
+                NAME => text::name(out, c.slice()?),
+                INT => text::int(out, i64::from_le_bytes(c.take()?)),
+                KEY => {
+                    let channel = u32::from_le_bytes(c.take()?);
+                    text::key(out, channel, u64::from_le_bytes(c.take()?));
+                }
+                DOUBLE => text::double(out, f64::from_le_bytes(c.take()?)),
+                END => out.push(b'\n'),
+                _ => return None,
+            }
+            Some(())
+        })();
+        if done.is_none() {
+            return;
+        }
+    }
+}
+
+/// Lines recorded on a tape and formatted and written by a thread of
+/// their own; chunks go there and come back empty.
+pub struct Taped<W: Write> {
+    tape: Tape,
+    /// Chunks to format.
+    tx: Option<SyncSender<Vec<u8>>>,
+    /// Chunks formatted, to fill again.
+    back: Receiver<Vec<u8>>,
+    /// Gives back the output, or the error that stopped it.
+    done: Option<JoinHandle<io::Result<W>>>,
+}
+
+impl<W: Write + Send + 'static> Taped<W> {
+    /// Starts the thread that writes to `out`.
+    pub fn new(mut out: W) -> Taped<W> {
+        let (tx, rx) = sync_channel::<Vec<u8>>(DEPTH);
+        let (give, back) = sync_channel::<Vec<u8>>(DEPTH + 2);
+        let done = std::thread::spawn(move || -> io::Result<W> {
+            let mut text = Vec::with_capacity(CHUNK * 2);
+            for mut tape in rx {
+                format(&tape, &mut text);
+                out.write_all(&text)?;
+                text.clear();
+                tape.clear();
+                let _ = give.try_send(tape);
+            }
+            out.flush()?;
+            Ok(out)
+        });
+        Taped {
+            tape: Tape::default(),
+            tx: Some(tx),
+            back,
+            done: Some(done),
+        }
+    }
+}
+
+impl<W: Write> Taped<W> {
+    /// Hands the tape to the thread.
+    fn hand(&mut self) -> io::Result<()> {
+        let fresh = self
+            .back
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(CHUNK + 256));
+        let full = std::mem::replace(&mut self.tape.buf, fresh);
+        match self.tx.as_ref().map(|tx| tx.send(full)) {
+            Some(Ok(())) => Ok(()),
+            // The thread stopped: its error says why.
+            _ => Err(self
+                .stop()
+                .err()
+                .unwrap_or_else(|| io::Error::other("the formatting thread ended early"))),
+        }
+    }
+
+    /// Closes the channel and waits for the thread.
+    fn stop(&mut self) -> io::Result<W> {
+        drop(self.tx.take());
+        match self.done.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(io::Error::other("the formatting thread panicked")),
+            None => Err(io::Error::other("the formatting thread ended early")),
+        }
+    }
+}
+
+/// A writer dropped on an error still waits for its thread: the output
+/// it holds (a temporary file) must be gone before the run ends.
+impl<W: Write> Drop for Taped<W> {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(done) = self.done.take() {
+            let _ = done.join();
+        }
+    }
+}
+
+impl<W: Write> Lines for Taped<W> {
+    type Out = W;
+    fn begin(&mut self, id: u8) {
+        self.tape.begin(id);
+    }
+    fn time(&mut self, ns: i64) {
+        self.tape.time(ns);
+    }
+    fn ident(&mut self, prefix: u8, n: u32) {
+        self.tape.ident(prefix, n);
+    }
+    fn word(&mut self, w: &[u8]) {
+        self.tape.bytes(WORD, w);
+    }
+    fn name(&mut self, name: &str) {
+        self.tape.bytes(NAME, name.as_bytes());
+    }
+    fn int(&mut self, n: i64) {
+        self.tape.int(n);
+    }
+    fn key(&mut self, channel: u32, seq: u64) {
+        self.tape.key(channel, seq);
+    }
+    fn double(&mut self, v: f64) {
+        self.tape.double(v);
+    }
+    fn end(&mut self) -> io::Result<()> {
+        self.tape.buf.push(END);
+        if self.tape.buf.len() >= CHUNK {
+            self.hand()?;
+        }
+        Ok(())
+    }
+    fn finish(mut self) -> io::Result<W> {
+        self.hand()?;
+        self.stop()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line<L: Lines>(t: &mut L, i: u32) {
+        t.begin(13);
+        t.time(i64::from(i) * 1_000_003 - 1_500_000_000);
+        t.ident(b'c', i % 17);
+        t.double(f64::from(i) / 7.0);
+        t.end().unwrap();
+        t.begin(16);
+        t.time(42);
+        t.name(if i % 2 == 0 { "OS state" } else { "a\"b" });
+        t.word(b"0");
+        t.key(3, u64::from(i));
+        t.int(-5);
+        t.double(12.0);
+        t.end().unwrap();
+    }
+
+    #[test]
+    fn tokens_format_as_the_writer_wrote_them() {
+        let mut t = Text::new(Vec::new());
+        line(&mut t, 0);
+        assert_eq!(
+            String::from_utf8(t.finish().unwrap()).unwrap(),
+            "13 -1.500000000 c0 0\n16 0.000000042 \"OS state\" 0 k3_0 -5 12\n"
+        );
+    }
+
+    #[test]
+    fn a_cut_tape_stops_without_a_panic() {
+        let mut t = Tape::default();
+        t.begin(1);
+        t.time(5);
+        t.bytes(NAME, b"abc");
+        t.buf.push(END);
+        for n in 0..t.buf.len() {
+            let mut out = Vec::new();
+            format(&t.buf[..n], &mut out);
+            assert!(out.len() <= "1 0.000000005 abc\n".len());
+        }
+    }
+
+    #[test]
+    fn the_thread_writes_what_inline_writes() {
+        let mut text = Text::new(Vec::new());
+        let mut taped = Taped::new(Vec::new());
+        for i in 0..50_000u32 {
+            line(&mut text, i);
+            line(&mut taped, i);
+        }
+        let (a, b) = (text.finish().unwrap(), taped.finish().unwrap());
+        assert!(a.len() > 4 * CHUNK);
+        assert!(a == b, "the formatting thread wrote other bytes");
+    }
+}
