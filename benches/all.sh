@@ -3,13 +3,17 @@
 # per format, runs integrador on it end to end (release build, the trace
 # written to a file, fsync and rename included) and, on the same work,
 # the peers that are installed: `pj_dump -q` reading our own trace
-# (PajeNG), `pmdumplog -a` on the PCP archive (libpcp). Prints events/s,
-# MB/s, peak RSS and the ratios. Not a test: figures, on this machine.
+# (PajeNG), `pmdumplog -a` on the PCP archive (libpcp), akypuera's
+# `aky_converter` on the akypuera run (found in PATH or as $AKY_CONVERTER:
+# build it from its public source in a temporary directory, never in
+# this repository). Prints events/s, MB/s, peak RSS and the ratios. Not a
+# test: figures, on this machine.
 #
 #   benches/all.sh [SCALE] [DIR]      SCALE 1 = about 100 MB, 10 = 1 GB
 #
 # The generators: awk for .traced (64 hosts x 16 metrics), clog2gen (64
-# ranks on 8 hosts in a ring), rstgen (8 DECK nodes in a ring), pcpbig
+# ranks on 8 hosts in a ring), rstgen (8 DECK nodes in a ring), akygen (8
+# MPI ranks in a ring, as akypuera records them), pcpbig
 # (the pmlogger fixture's records repeated), and the ftrace fixture
 # repeated with each copy's times moved past the last (its epoch marker
 # kept once), so times keep increasing.
@@ -21,6 +25,7 @@ fixtures=${INTEGRADOR_FIXTURES:-tests/data}
 cargo build --release -q
 for p in clog rastro pcp; do cargo build --release -q -p "integrador-$p" --examples; done
 bin=target/release/integrador
+aky=${AKY_CONVERTER:-$(command -v aky_converter || true)}
 ex=target/release/examples
 rm -rf "$dir"
 mkdir -p "$dir"
@@ -56,6 +61,13 @@ row() { # $1 = format, $2 = input bytes, then integrador's arguments
         peers=$(peer "pj_dump -q" pj_dump -q "$dir/out.paje")
     else
         peers="pj_dump not installed"
+    fi
+    if [ "$fmt" = akypuera ]; then
+        if [ -x "$aky" ]; then
+            peers="$peers; $(peer "aky_converter" "$aky" "$dir"/aky/*.rst)"
+        else
+            peers="$peers; aky_converter not found"
+        fi
     fi
     if [ "$fmt" = pcp ]; then
         if command -v pmdumplog > /dev/null; then
@@ -98,6 +110,11 @@ mkdir -p "$dir/rst"
 "$ex/rstgen" 8 $((scale * 125000)) "$dir/rst"
 row rastro "$(cat "$dir"/rst/*.rst | wc -c)" -deck "$dir/rst/*.rst"
 rm -rf "$dir/rst"
+
+mkdir -p "$dir/aky"
+"$ex/akygen" 8 $((scale * 100000)) "$dir/aky"
+row akypuera "$(cat "$dir"/aky/*.rst | wc -c)" -deck "$dir/aky/*.rst" --deck-map akypuera
+rm -rf "$dir/aky"
 
 mkdir -p "$dir/pcp"
 "$ex/pcpbig" "$fixtures/pcp/pmlogger_v2/20261121.12.34" "$dir/pcp/big" $((scale * 110)) > /dev/null 2>&1
