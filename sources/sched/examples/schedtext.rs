@@ -25,10 +25,12 @@ fn main() {
     let started = std::time::Instant::now();
     let mut r = TextReader::new(std::io::BufReader::with_capacity(1 << 16, file), format);
     let mut events = 0u64;
+    // One event filled again and again, as integrador's converter does.
+    let mut ev = integrador_sched::text::Event::default();
     loop {
-        match r.next_event() {
-            Ok(Some(_)) => events += 1,
-            Ok(None) => break,
+        match r.read_into(&mut ev) {
+            Ok(true) => events += 1,
+            Ok(false) => break,
             Err(e) => {
                 eprintln!("{path}: {e}");
                 std::process::exit(1)
