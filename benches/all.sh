@@ -12,8 +12,8 @@
 #   benches/all.sh [SCALE] [DIR]      SCALE 1 = about 100 MB, 10 = 1 GB
 #
 # The generators: awk for .traced (64 hosts x 16 metrics), clog2gen (64
-# ranks on 8 hosts in a ring), rstgen (8 DECK nodes in a ring), akygen (8
-# MPI ranks in a ring, as akypuera records them), pcpbig
+# ranks on 8 hosts in a ring), rstgen (8 DECK nodes in a ring; with --akypuera 8
+# MPI ranks as akypuera records them), pcpbig
 # (the pmlogger fixture's records repeated), and the ftrace fixture
 # repeated with each copy's times moved past the last (its epoch marker
 # kept once), so times keep increasing.
@@ -112,7 +112,7 @@ row rastro "$(cat "$dir"/rst/*.rst | wc -c)" -deck "$dir/rst/*.rst"
 rm -rf "$dir/rst"
 
 mkdir -p "$dir/aky"
-"$ex/akygen" 8 $((scale * 100000)) "$dir/aky"
+"$ex/rstgen" --akypuera 8 $((scale * 100000)) "$dir/aky"
 row akypuera "$(cat "$dir"/aky/*.rst | wc -c)" -deck "$dir/aky/*.rst" --deck-map akypuera
 rm -rf "$dir/aky"
 
