@@ -16,7 +16,7 @@ use crate::progress::Progress;
 use crate::registry::Registry;
 use crate::report::{Clocks, Finished};
 use crate::write::{io_error, write_all, WriteError};
-use std::io::{self, BufWriter, IsTerminal};
+use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 
 pub use crate::report::{ClockUse, RunReport};
@@ -134,21 +134,21 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     let progress = (!cfg.quiet && io::stderr().is_terminal())
         .then(|| Progress::new(Progress::total(&inputs, &options)));
 
-    let out = BufWriter::with_capacity(1 << 18, sink);
     // The lines are formatted and written on a thread of their own when
     // a core is still spare once the decoders took theirs
-    // (crate::paje::tape); the bytes are the same.
+    // (crate::paje::tape); the bytes are the same. Either way they reach
+    // the sink in 64 KiB chunks: no buffer in between.
     let progress = progress.as_ref();
     let written = if crate::prefetch::claim() {
-        PajeWriter::threaded(out, origin, cfg.absolute_time)
+        PajeWriter::threaded(sink, origin, cfg.absolute_time)
             .map_err(WriteError::Io)
             .and_then(|paje| write_all(&mut merge, &mut reg, paje, origin, progress))
     } else {
-        PajeWriter::new(out, origin, cfg.absolute_time)
+        PajeWriter::new(sink, origin, cfg.absolute_time)
             .map_err(WriteError::Io)
             .and_then(|paje| write_all(&mut merge, &mut reg, paje, origin, progress))
     };
-    let (out, written, notes) = match written {
+    let (sink, written, notes) = match written {
         Ok(done) => done,
         // A reader that stops early (`integrador ... -o - | head`) is not
         // an error of ours.
@@ -159,10 +159,6 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
         }
         Err(e) => return Err(io_error(e, &target_name, partial)),
     };
-    let sink = out.into_inner().map_err(|e| {
-        let e = io::Error::new(e.error().kind(), e.error().to_string());
-        io_error(WriteError::Io(e), &target_name, partial)
-    })?;
     sink.commit(&target_name)?;
     if let Some(p) = progress {
         p.bar.finish_and_clear();
