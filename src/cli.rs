@@ -140,8 +140,9 @@ pub struct Cli {
     /// No progress, no summary (warnings are still printed)
     #[arg(short = 'q', long, help_heading = "Output")]
     pub quiet: bool,
-    /// Threads in all: decoders of large inputs get their own (default 0:
-    /// one per core; 1: everything on one); the trace is the same
+    /// Cores to use: decoders of large inputs get their own, the writer
+    /// formats on a thread of its own (default 0: all; 1: everything on
+    /// one thread); the trace is the same
     #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Output")]
     pub threads: usize,
 }
@@ -209,7 +210,7 @@ pub struct Config {
     pub reorder_window: i64,
     /// No progress, no summary.
     pub quiet: bool,
-    /// Threads in all (0: one per core).
+    /// Cores to use (0: all; 1: one thread).
     pub threads: usize,
 }
 

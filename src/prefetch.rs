@@ -24,6 +24,8 @@ const DEPTH: usize = 4;
 
 /// Decoder threads still allowed in this process.
 static SPARE: AtomicUsize = AtomicUsize::new(0);
+/// Threads allowed in all (1: everything inline).
+static THREADS: AtomicUsize = AtomicUsize::new(1);
 
 /// Allows `threads` threads in all for the run (the main one included):
 /// `threads - 1` decoder threads. 0 means one per core.
@@ -34,6 +36,13 @@ pub fn set_threads(threads: usize) {
         threads
     };
     SPARE.store(n.saturating_sub(1), Ordering::Relaxed);
+    THREADS.store(n, Ordering::Relaxed);
+}
+
+/// Whether the run may use more than one thread at all: the writer's
+/// formatting thread needs no core of its own (see `run`).
+pub fn parallel() -> bool {
+    THREADS.load(Ordering::Relaxed) > 1
 }
 
 /// Takes one spare core for a decoder thread, if any is left.
@@ -67,11 +76,13 @@ pub struct Prefetch<T, F> {
 impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
     /// Starts a thread that builds its decoder with `open`, then fills
     /// records with `read` (`Ok(false)` at the end) and ends with `end`.
-    /// The caller has [`claim`]ed a core; the thread gives it back.
+    /// The caller has [`claim`]ed a core; the thread gives it back before
+    /// it sends its end, so a converter that has seen the end can claim it
+    /// again (an MPE log's second pass, after its first).
     pub fn spawn<D: 'static>(
         open: impl FnOnce() -> Result<D> + Send + 'static,
         mut read: impl FnMut(&mut D, &mut T) -> Result<bool> + Send + 'static,
-        end: impl Fn(&D) -> F + Send + 'static,
+        mut end: impl FnMut(&mut D) -> Result<F> + Send + 'static,
     ) -> Prefetch<T, F> {
         let (tx, rx) = sync_channel::<Msg<T, F>>(DEPTH);
         let (back, spent) = sync_channel::<Vec<T>>(DEPTH + 2);
@@ -82,10 +93,11 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
                     release();
                 }
             }
-            let _core = Release;
+            let core = Release;
             let mut d = match open() {
                 Ok(d) => d,
                 Err(e) => {
+                    drop(core);
                     let _ = tx.send(Msg::End(Err(e)));
                     return;
                 }
@@ -103,7 +115,7 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
                     match read(&mut d, slot) {
                         Ok(true) => n += 1,
                         Ok(false) => {
-                            outcome = Some(Ok(end(&d)));
+                            outcome = Some(end(&mut d));
                             break;
                         }
                         Err(e) => {
@@ -116,6 +128,7 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
                     return;
                 }
                 if let Some(o) = outcome {
+                    drop(core);
                     let _ = tx.send(Msg::End(o));
                     return;
                 }

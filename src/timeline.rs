@@ -60,9 +60,8 @@ struct LaneState {
     closed: bool,
     /// The file named in messages, when not the source's.
     path: Option<PathBuf>,
-    /// Its events not yet handed on, when the timeline has a queue per
-    /// lane (see `Timeline::per_lane`).
-    queue: Sorted<Key, Op>,
+    /// Its queue in `Timeline::queues`.
+    queue: u32,
 }
 
 impl LaneState {
@@ -99,11 +98,15 @@ pub struct Timeline {
     bound: i64,
     /// The push count at which the bound may be computed again.
     recheck: u64,
-    /// Events not yet handed on, when all go in one queue.
-    queue: Sorted<Key, Op>,
-    /// Each lane with events by its first key, for the merge of the lanes
-    /// (an entry whose key is no longer its lane's first is stale and
-    /// skipped), when each lane has its queue.
+    /// Events not yet handed on. Shared lanes come in source order, which
+    /// their offsets and clocks shift apart on the reference clock: lanes
+    /// that map time alike share a queue, in order by itself, and the
+    /// queues are merged. Independent lanes come merged on reference time
+    /// by the converter already: one queue.
+    queues: Vec<Sorted<Key, Op>>,
+    /// Each queue with events by its first key, for the merge of the
+    /// queues (an entry whose key is no longer its queue's first is stale
+    /// and skipped), when there are several.
     heads: MinQueue<Key, u32>,
     seq: u64,
     /// Counts and facts for the summary.
@@ -136,7 +139,7 @@ impl Timeline {
             floors: MinQueue::default(),
             bound: i64::MIN,
             recheck: 0,
-            queue: Sorted::default(),
+            queues: Vec::new(),
             heads: MinQueue::default(),
             seq: 0,
             stats,
@@ -186,6 +189,16 @@ impl Timeline {
 
     fn lane_of(&mut self, local: ClockMap, offset: i64, clock: Clock) -> Lane {
         let id = self.lanes.len() as u32;
+        let same = |l: &LaneState| {
+            self.independent || (l.local, l.offset, l.clock) == (local, offset, clock.0)
+        };
+        let queue = match self.lanes.iter().find(|l| same(l)) {
+            Some(l) => l.queue,
+            None => {
+                self.queues.push(Sorted::default());
+                self.queues.len() as u32 - 1
+            }
+        };
         self.lanes.push(LaneState {
             local,
             offset,
@@ -195,7 +208,7 @@ impl Timeline {
             next: i64::MIN,
             closed: false,
             path: None,
-            queue: Sorted::default(),
+            queue,
         });
         if self.independent {
             self.floors.push(i64::MIN, id);
@@ -254,7 +267,7 @@ impl Timeline {
     /// it goes further back than the window, naming both positions.
     #[inline]
     pub fn push_on(&mut self, lane: Lane, pos: u64, local: i64, op: Op) -> Result<()> {
-        let per_lane = self.per_lane();
+        let merged = self.merged();
         let Some(l) = self.lanes.get_mut(lane.0 as usize) else {
             return Err(Error::input(format!(
                 "{}: internal: event on an undeclared lane",
@@ -287,26 +300,25 @@ impl Timeline {
         }
         let key = (l.map(local), self.seq);
         self.seq += 1;
-        if !per_lane {
-            self.queue.push(key, op);
+        let Some(q) = self.queues.get_mut(l.queue as usize) else {
+            return Ok(());
+        };
+        if !merged {
+            q.push(key, op);
             return Ok(());
         }
-        let before = l.queue.first();
-        l.queue.push(key, op);
+        let before = q.first();
+        q.push(key, op);
         if before.is_none_or(|b| key < b) {
-            self.heads.push(key, lane.0);
+            self.heads.push(key, l.queue);
         }
         Ok(())
     }
 
-    /// Whether each lane has its queue. Shared lanes come in source order,
-    /// which their offsets shift apart on the reference clock: each lane
-    /// is in order by itself, and the lanes are merged. Independent lanes
-    /// come merged on reference time by the converter already, and one
-    /// lane is in order by itself: one queue.
+    /// Whether the queues are merged (there are several).
     #[inline]
-    fn per_lane(&self) -> bool {
-        !self.independent && self.lanes.len() > 1
+    fn merged(&self) -> bool {
+        self.queues.len() > 1
     }
 
     /// The lowest reference time any lane may still push.
@@ -346,15 +358,15 @@ impl Timeline {
         i64::MAX
     }
 
-    /// The lane holding the earliest event, and that event's key.
+    /// The queue holding the earliest event, and that event's key.
     #[inline]
     fn first(&mut self) -> Option<(usize, Key)> {
-        if !self.per_lane() {
-            return self.queue.first().map(|k| (0, k));
+        if !self.merged() {
+            return self.queues.first()?.first().map(|k| (0, k));
         }
         while let Some((&key, &i)) = self.heads.peek() {
             let i = i as usize;
-            if self.lanes.get(i).and_then(|l| l.queue.first()) == Some(key) {
+            if self.queues.get(i).and_then(|q| q.first()) == Some(key) {
                 return Some((i, key));
             }
             self.heads.pop();
@@ -362,15 +374,16 @@ impl Timeline {
         None
     }
 
-    /// Takes out the earliest event, of lane `i`.
+    /// Takes out the earliest event, of queue `i`.
     #[inline]
     fn take(&mut self, i: usize) -> Option<(i64, Op)> {
-        if !self.per_lane() {
-            return self.queue.pop().map(|((t, _), op)| (t, op));
+        let merged = self.merged();
+        let q = self.queues.get_mut(i)?;
+        let ((t, _), op) = q.pop()?;
+        if !merged {
+            return Some((t, op));
         }
-        let l = self.lanes.get_mut(i)?;
-        let ((t, _), op) = l.queue.pop()?;
-        let next = l.queue.first().map(|k| (k, i as u32));
+        let next = q.first().map(|k| (k, i as u32));
         self.heads.replace_top(next);
         Some((t, op))
     }

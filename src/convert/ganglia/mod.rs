@@ -185,7 +185,7 @@ impl TracedSource {
                         .map_err(|e| Error::in_file(&p, e))
                 },
                 move |r, s| r.read_sample(s).map_err(|e| Error::in_file(&q, e)),
-                |r| r.cut_line(),
+                |r| Ok(r.cut_line()),
             ))
         } else {
             Decode::Here(reader)

@@ -30,7 +30,7 @@ mod scan;
 pub use config::MpiConfig;
 
 pub use nodes::{host_of_rank, read_nodes};
-use scan::{Reader, Scan};
+use scan::Scan;
 
 use crate::clock::{parse_epoch_ns, seconds_to_ns};
 use crate::error::{Error, Result};

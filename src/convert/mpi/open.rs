@@ -16,10 +16,9 @@ impl MpiSource {
     ) -> Result<Converted<MpiSource>> {
         let process_ty =
             reg.required_level(Role::Process, &format!("{}: MPI traces", path.display()))?;
-        let mut reader = scan::open(path)?;
-        let scan = Scan::run(&mut reader, path)?;
+        let (scan, preamble) = Scan::run(path)?;
         let nodes = setup.nodes.map(read_nodes).transpose()?;
-        let world = world_ranks(&reader, &scan, path)?;
+        let world = world_ranks(preamble.as_ref(), &scan, path)?;
         let anchors = anchors(&scan, path)?;
         let placed = Placing {
             path,
@@ -56,7 +55,7 @@ impl MpiSource {
             notes,
             ..SourceStats::default()
         };
-        let reader = scan::Records::open(path)?;
+        let reader = scan::Records::open(path, false)?;
         let converter = MpiSource {
             path: path.to_path_buf(),
             config: std::sync::Arc::clone(&mpi),
@@ -80,8 +79,9 @@ impl MpiSource {
 /// Every world rank that logged an event. The preamble says how many there
 /// are, so a rank beyond that is a damaged record, not a rank to place
 /// (with --mpi-start it would become a phantom row).
-fn world_ranks(reader: &Reader, scan: &Scan, path: &Path) -> Result<BTreeSet<i32>> {
-    let size = reader.preamble().and_then(|p| p.int("max_comm_world_size"));
+fn world_ranks(
+    preamble: Option<&integrador_clog::Preamble>, scan: &Scan, path: &Path) -> Result<BTreeSet<i32>> {
+    let size = preamble.and_then(|p| p.int("max_comm_world_size"));
     let mut world: BTreeSet<i32> = BTreeSet::new();
     let mut firsts: Vec<_> = scan.first_at.iter().collect();
     firsts.sort_by_key(|(_, &at)| at);

@@ -4,7 +4,7 @@ use super::{COMM_SELF_CREATE, RECV, SEND};
 use crate::error::{Error, Result};
 use crate::prefetch::{Next, Prefetch};
 use foldhash::HashMap;
-use integrador_clog::{Body, CommEntry, MpeReader, Record};
+use integrador_clog::{Body, CommEntry, MpeReader, Preamble, Record};
 use std::collections::BTreeMap;
 use std::io::BufReader;
 use std::path::Path;
@@ -23,54 +23,98 @@ fn format(path: &Path) -> Result<integrador_clog::Format> {
     })
 }
 
-/// Opens `path` as the MPE log its first bytes say it is.
-pub(super) fn open(path: &Path) -> Result<Reader> {
-    open_as(path, format(path)?)
-}
-
 fn open_as(path: &Path, format: integrador_clog::Format) -> Result<Reader> {
     let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
     let buf = BufReader::with_capacity(crate::input::buffer_size(path), file);
     MpeReader::new(format, buf).map_err(|e| Error::in_file(path, e))
 }
 
-/// A log's records for the second pass: read here, or decoded on a thread
-/// of their own when a core is spare (crate::prefetch).
-pub(super) enum Records {
+/// What a log says after its records: the preamble (read first, kept
+/// for the ranks' count) and the communicator table CLOG2 writes last.
+#[derive(Default)]
+pub(super) struct Tail {
+    pub(super) preamble: Option<Preamble>,
+    pub(super) table: Vec<CommEntry>,
+}
+
+/// What the end of `r` says, once its records are read.
+fn tail_of<R: std::io::Read>(r: &mut MpeReader<R>, path: &Path) -> Result<Tail> {
+    let table = r.comm_table().map_err(|e| Error::in_file(path, e))?;
+    Ok(Tail {
+        preamble: r.preamble().cloned(),
+        table,
+    })
+}
+
+enum Src {
     Here(Reader),
-    Thread(Prefetch<Option<Record>, ()>),
+    Thread(Prefetch<Option<Record>, Option<Tail>>),
+}
+
+/// A log's records, for either pass: read here, or decoded on a thread of
+/// their own when a core is spare (crate::prefetch). The first pass has
+/// the spare core to itself (nothing is written yet); the second takes it
+/// again once the first has given it back.
+pub(super) struct Records {
+    src: Src,
+    /// Whether the end is read (the first pass).
+    tail: bool,
+    end: Option<Tail>,
 }
 
 impl Records {
-    pub(super) fn open(path: &Path) -> Result<Records> {
+    /// Opens `path`; with `tail`, its end is read too ([`Records::tail`]).
+    pub(super) fn open(path: &Path, tail: bool) -> Result<Records> {
         let format = format(path)?;
-        if !(crate::input::threadable(path) && crate::prefetch::claim()) {
-            return open_as(path, format).map(Records::Here);
-        }
-        let (p, q) = (path.to_path_buf(), path.to_path_buf());
-        let size = crate::input::buffer_size(path);
-        Ok(Records::Thread(Prefetch::spawn(
-            move || {
-                let f = crate::input::open_on_thread(&p).map_err(|e| Error::in_file(&p, e))?;
-                MpeReader::new(format, BufReader::with_capacity(size, f))
-                    .map_err(|e| Error::in_file(&p, e))
-            },
-            move |r, slot| {
-                *slot = r.next_record().map_err(|e| Error::in_file(&q, e))?;
-                Ok(slot.is_some())
-            },
-            |_| (),
-        )))
+        let src = if crate::input::threadable(path) && crate::prefetch::claim() {
+            let (p, q, e) = (path.to_path_buf(), path.to_path_buf(), path.to_path_buf());
+            let size = crate::input::buffer_size(path);
+            Src::Thread(Prefetch::spawn(
+                move || {
+                    let f = crate::input::open_on_thread(&p).map_err(|e| Error::in_file(&p, e))?;
+                    MpeReader::new(format, BufReader::with_capacity(size, f))
+                        .map_err(|e| Error::in_file(&p, e))
+                },
+                move |r, slot| {
+                    *slot = r.next_record().map_err(|e| Error::in_file(&q, e))?;
+                    Ok(slot.is_some())
+                },
+                move |r| tail.then(|| tail_of(r, &e)).transpose(),
+            ))
+        } else {
+            Src::Here(open_as(path, format)?)
+        };
+        Ok(Records {
+            src,
+            tail,
+            end: None,
+        })
     }
 
+    /// The next record; `None` at the end.
     pub(super) fn next(&mut self, path: &Path) -> Result<Option<Record>> {
-        match self {
-            Records::Here(r) => r.next_record().map_err(|e| Error::in_file(path, e)),
-            Records::Thread(p) => match p.next_record()? {
+        match &mut self.src {
+            Src::Here(r) => {
+                let rec = r.next_record().map_err(|e| Error::in_file(path, e))?;
+                if rec.is_none() && self.tail && self.end.is_none() {
+                    self.end = Some(tail_of(r, path)?);
+                }
+                Ok(rec)
+            }
+            Src::Thread(p) => match p.next_record()? {
                 Next::Record(slot) => Ok(slot.take()),
-                Next::End(()) => Ok(None),
+                Next::End(tail) => {
+                    self.end = self.end.take().or(tail);
+                    Ok(None)
+                }
             },
         }
+    }
+
+    /// What came after the records, once [`next`](Self::next) said `None`
+    /// (opened with `tail`).
+    pub(super) fn tail(&mut self) -> Tail {
+        self.end.take().unwrap_or_default()
     }
 }
 
@@ -108,9 +152,11 @@ impl Scan {
         self.comm.get(&(icomm, rank)).copied().unwrap_or(rank)
     }
 
-    pub(super) fn run(reader: &mut Reader, path: &Path) -> Result<Scan> {
+    /// Reads the whole log; the preamble comes back apart.
+    pub(super) fn run(path: &Path) -> Result<(Scan, Option<Preamble>)> {
+        let mut reader = Records::open(path, true)?;
         let mut s = Scan::default();
-        while let Some(rec) = reader.next_record().map_err(|e| Error::in_file(path, e))? {
+        while let Some(rec) = reader.next(path)? {
             let key = (rec.icomm, rec.rank);
             match &rec.body {
                 Body::Comm {
@@ -184,7 +230,8 @@ impl Scan {
                 _ => {}
             }
         }
-        s.table = reader.comm_table().map_err(|e| Error::in_file(path, e))?;
-        Ok(s)
+        let tail = reader.tail();
+        s.table = tail.table;
+        Ok((s, tail.preamble))
     }
 }

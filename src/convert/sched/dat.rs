@@ -36,7 +36,7 @@ pub(super) fn spawn_text(path: &Path, format: integrador_sched::Format) -> Event
                 ))
             },
             move |r, slot: &mut Event| r.read_into(slot).map_err(|e| Error::in_file(&q, e)),
-            |r| (r.cut, lost(&r.lost)),
+            |r| Ok((r.cut, lost(&r.lost))),
         ),
         (None, 0),
     )
