@@ -45,6 +45,24 @@ pub fn select(choice: Option<&Path>) -> Result<EventMap> {
     EventMap::load(p)
 }
 
+/// A record's integer values, which are all a map reads of it.
+pub trait Ints {
+    /// The `k`-th value of integer type `t`.
+    fn int(&self, t: FieldType, k: usize) -> Option<u64>;
+}
+
+impl Ints for Record {
+    fn int(&self, t: FieldType, k: usize) -> Option<u64> {
+        match t {
+            FieldType::U32 => self.u32s.get(k).map(|&v| u64::from(v)),
+            FieldType::U64 => self.u64s.get(k).copied(),
+            FieldType::U16 => self.u16s.get(k).map(|&v| u64::from(v)),
+            FieldType::U8 => self.u8s.get(k).map(|&v| u64::from(v)),
+            _ => None,
+        }
+    }
+}
+
 /// A number taken from a record or from its file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expr {
@@ -61,18 +79,12 @@ pub enum Expr {
 impl Expr {
     /// The value for `rec` of file `(id1, id2)`; `None` when the record
     /// lacks the field.
-    pub fn eval(self, rec: &Record, id1: u64, id2: u64, peer: u64) -> Option<u64> {
+    pub fn eval(self, rec: &impl Ints, id1: u64, id2: u64, peer: u64) -> Option<u64> {
         match self {
             Expr::Id1 => Some(id1),
             Expr::Id2 => Some(id2),
             Expr::Peer => Some(peer),
-            Expr::Field(t, k) => match t {
-                FieldType::U32 => rec.u32s.get(k).map(|&v| u64::from(v)),
-                FieldType::U64 => rec.u64s.get(k).copied(),
-                FieldType::U16 => rec.u16s.get(k).map(|&v| u64::from(v)),
-                FieldType::U8 => rec.u8s.get(k).map(|&v| u64::from(v)),
-                _ => None,
-            },
+            Expr::Field(t, k) => rec.int(t, k),
         }
     }
 }

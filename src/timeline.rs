@@ -67,6 +67,31 @@ struct LaneState {
 impl LaneState {
     #[inline]
     fn map(&self, local: i64) -> i64 {
+        self.lane_map().map(local)
+    }
+
+    fn lane_map(&self) -> LaneMap {
+        LaneMap {
+            local: self.local,
+            offset: self.offset,
+            clock: self.clock,
+        }
+    }
+}
+
+/// One lane's local time to the reference clock, apart from its
+/// timeline: a decoder thread that merges independent lanes takes it.
+#[derive(Debug, Clone, Copy)]
+pub struct LaneMap {
+    local: ClockMap,
+    offset: i64,
+    clock: ClockMap,
+}
+
+impl LaneMap {
+    /// As [`Timeline::map`] on its lane.
+    #[inline]
+    pub fn map(&self, local: i64) -> i64 {
         self.clock
             .map(self.local.map(local).saturating_add(self.offset))
     }
@@ -238,6 +263,21 @@ impl Timeline {
         self.lanes
             .get(lane.0 as usize)
             .map_or(local, |l| l.map(local))
+    }
+
+    /// How `lane` maps its times ([`LaneMap`]); the identity for a lane
+    /// never declared.
+    pub fn lane_map(&self, lane: Lane) -> LaneMap {
+        self.lanes
+            .get(lane.0 as usize)
+            .map_or(
+                LaneMap {
+                    local: ClockMap::Identity,
+                    offset: 0,
+                    clock: ClockMap::Identity,
+                },
+                LaneState::lane_map,
+            )
     }
 
     /// Tells that `lane`'s next record is at `local` (independent lanes):

@@ -25,7 +25,7 @@ use crate::hierarchy::Role;
 use crate::model::{ContainerId, LinkKey, Op, TypeId, ValueId};
 use crate::registry::Registry;
 use crate::source::{Clock, Converted, Converter, Lane, MessageStats, SourceStats, Timeline};
-use integrador_rastro::{End, Record, RstReader};
+use integrador_rastro::{End, RstReader};
 // foldhash: link keys are looked up per record (SipHash was 9% of a
 // libRastro run); the seed is random per run, like std's.
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
@@ -41,7 +41,7 @@ mod walk;
 pub use config::DeckConfig;
 
 use scan::{Key, Keys};
-use walk::{end_note, Walk};
+use walk::{end_note, After, FileInfo, Item, Records, Slim};
 
 /// A link being written: both its ends are known.
 struct Drawn {
@@ -90,8 +90,15 @@ struct Row {
 
 /// Converts the libRastro files of a run.
 pub struct RastroSource {
+    records: Records,
+    conv: Conv,
+}
+
+/// What the conversion knows, apart from the records it reads (which it
+/// reads in place).
+struct Conv {
     map: Arc<EventMap>,
-    walk: Walk,
+    files: Vec<FileInfo>,
     rows: Vec<Row>,
     /// Rank → its Process container.
     rank_container: BTreeMap<u64, ContainerId>,
@@ -115,7 +122,7 @@ pub struct RastroSource {
     ends: Vec<String>,
 }
 
-impl RastroSource {
+impl Conv {
     fn state_value(&mut self, reg: &mut Registry, ty: TypeId, name: &str) -> ValueId {
         if let Some(&v) = self.state_values.get(&ty).and_then(|m| m.get(name)) {
             return v;
@@ -192,10 +199,10 @@ impl RastroSource {
         out: &mut Timeline,
         i: usize,
         def: &EventDef,
-        rec: &Record,
+        rec: &Slim,
         time: i64,
     ) -> Result<()> {
-        let Some(f) = self.walk.files.get(i) else {
+        let Some(f) = self.files.get(i) else {
             return Ok(());
         };
         let (id1, id2) = (f.id1, f.id2);
@@ -238,7 +245,7 @@ impl RastroSource {
                 let (from, to) = if start { (me, other) } else { (other, me) };
                 let (container, ty, value) = self.link_type(reg, end.link, from, to, &end.value);
                 let key = self.link_key(reg, k);
-                self.causality(k, start, out.map(self.walk.files[i].lane, time), i);
+                self.causality(k, start, out.map(self.files[i].lane, time), i);
                 let size = end
                     .size
                     .and_then(|e| e.eval(rec, id1, id2, peer))
@@ -252,7 +259,7 @@ impl RastroSource {
                     key,
                     size,
                 };
-                out.push_on(self.walk.files[i].lane, pos, time, link.op(start))?;
+                out.push_on(self.files[i].lane, pos, time, link.op(start))?;
             }
             self.found = found;
         }
@@ -286,8 +293,8 @@ impl RastroSource {
                 key,
                 size: 0,
             };
-            out.push_on(self.walk.files[i].lane, pos, time, link.op(true))?;
-            out.push_on(self.walk.files[i].lane, pos, time, link.op(false))?;
+            out.push_on(self.files[i].lane, pos, time, link.op(true))?;
+            out.push_on(self.files[i].lane, pos, time, link.op(false))?;
             self.messages.matched += 1;
         }
         Ok(())
@@ -310,7 +317,7 @@ impl RastroSource {
                 if let (Some(&hs), Some(&hr)) = (self.hix.get(fs), self.hix.get(fr)) {
                     self.messages.clocks.observe(hs, ts, hr, tr);
                 }
-                let (files, map) = (&self.walk.files, &self.map);
+                let (files, map) = (&self.files, &self.map);
                 let host = |f: usize| files.get(f).map(|x| x.host.clone()).unwrap_or_default();
                 self.messages.check_order(
                     ts,
@@ -351,7 +358,7 @@ impl RastroSource {
         if let Some(v) = &def.set {
             let value = self.state_value(reg, ty, v);
             out.push_on(
-                self.walk.files[i].lane,
+                self.files[i].lane,
                 pos,
                 time,
                 Op::SetState {
@@ -364,7 +371,7 @@ impl RastroSource {
         } else if let Some(v) = &def.push {
             let value = self.state_value(reg, ty, v);
             out.push_on(
-                self.walk.files[i].lane,
+                self.files[i].lane,
                 pos,
                 time,
                 Op::PushState {
@@ -379,7 +386,7 @@ impl RastroSource {
                 self.empty_pops += 1;
             } else {
                 out.push_on(
-                    self.walk.files[i].lane,
+                    self.files[i].lane,
                     pos,
                     time,
                     Op::PopState { container, ty },
@@ -389,7 +396,7 @@ impl RastroSource {
         } else if def.end {
             for _ in 0..depth {
                 out.push_on(
-                    self.walk.files[i].lane,
+                    self.files[i].lane,
                     pos,
                     time,
                     Op::PopState { container, ty },
@@ -403,7 +410,7 @@ impl RastroSource {
         if let Some(v) = &def.event {
             let value = self.state_value(reg, row.event_ty, v);
             out.push_on(
-                self.walk.files[i].lane,
+                self.files[i].lane,
                 pos,
                 time,
                 Op::NewEvent {
@@ -417,18 +424,18 @@ impl RastroSource {
     }
 
     /// A file has ended: close its row and note how it ended.
-    fn file_end(&mut self, out: &mut Timeline, i: usize) -> Result<()> {
-        let Some(f) = self.walk.files.get(i) else {
+    fn file_end(&mut self, out: &mut Timeline, i: usize, end: &End, last_raw: i64) -> Result<()> {
+        let Some(f) = self.files.get(i) else {
             return Ok(());
         };
-        if let Some(note) = end_note(f) {
+        if let Some(note) = end_note(&f.path, end) {
             self.ends.push(note);
         }
-        let (pos, raw) = match f.reader.end() {
+        let (pos, raw) = match end {
             End::Stop {
                 offset, time_ns, ..
-            } => (*offset, (*time_ns).max(f.last_raw)),
-            End::NoStop { offset } | End::Truncated { offset, .. } => (*offset, f.last_raw),
+            } => (*offset, (*time_ns).max(last_raw)),
+            End::NoStop { offset } | End::Truncated { offset, .. } => (*offset, last_raw),
             End::Open => return Ok(()),
         };
         let lane = f.lane;
@@ -486,35 +493,46 @@ impl RastroSource {
 
 impl Converter for RastroSource {
     fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
-        let Some(i) = self.walk.next() else {
-            self.finish(out);
-            return Ok(false);
-        };
-        let Some(f) = self.walk.files.get_mut(i) else {
-            return Ok(false);
-        };
-        let rec = std::mem::take(&mut f.rec);
-        let lane = f.lane;
-        let map = Arc::clone(&self.map);
-        match map.events.get(&rec.ty) {
-            None => *self.unknown_ids.entry(rec.ty).or_default() += 1,
-            Some(def) => {
-                self.state(reg, out, i, def, rec.offset, rec.time_ns)?;
-                self.links(reg, out, i, def, &rec, rec.time_ns)?;
+        match self.records.next()? {
+            None => {
+                self.conv.finish(out);
+                Ok(false)
+            }
+            Some(item) => {
+                self.conv.step(reg, out, item)?;
+                Ok(true)
             }
         }
-        if let Some(f) = self.walk.files.get_mut(i) {
-            f.rec = rec;
-        }
-        if self.walk.advance(i, out)? {
-            if let Some(f) = self.walk.files.get(i) {
-                out.expect(lane, f.rec.time_ns);
+    }
+}
+
+impl Conv {
+    /// Converts one step of the run: a record, then what follows it in
+    /// its file.
+    fn step(&mut self, reg: &mut Registry, out: &mut Timeline, item: &Item) -> Result<()> {
+        let i = item.file;
+        let Some(lane) = self.files.get(i).map(|f| f.lane) else {
+            return Ok(());
+        };
+        // Every file's start was taken when the run was opened.
+        if item.has_rec {
+            let (rec, map) = (&item.rec, Arc::clone(&self.map));
+            match map.events.get(&rec.ty) {
+                None => *self.unknown_ids.entry(rec.ty).or_default() += 1,
+                Some(def) => {
+                    self.state(reg, out, i, def, rec.offset, rec.time_ns)?;
+                    self.links(reg, out, i, def, rec, rec.time_ns)?;
+                }
             }
-        } else {
-            self.file_end(out, i)?;
-            out.close(lane);
         }
-        Ok(true)
+        match &item.after {
+            After::Next(raw) => out.expect(lane, *raw),
+            After::Ended(end, last_raw) => {
+                self.file_end(out, i, end, *last_raw)?;
+                out.close(lane);
+            }
+        }
+        Ok(())
     }
 }
 

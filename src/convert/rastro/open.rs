@@ -2,7 +2,7 @@
 //! clock and its containers resolved.
 
 use super::scan::Scan;
-use super::walk::Walk;
+use super::walk::{open_file, FileInfo};
 use super::*;
 
 impl RastroSource {
@@ -21,38 +21,36 @@ impl RastroSource {
         let mut timeline = Timeline::lanes(window, SourceStats::default())
             .independent()
             .counting("byte");
-        let mut clocks: HashMap<String, Clock> = HashMap::new();
-        let mut walk = Walk::open(paths)?;
-        for f in &mut walk.files {
-            let clock = *clocks
-                .entry(f.host.clone())
-                .or_insert_with(|| clock_of(&f.host).unwrap_or(Clock::IDENTITY));
-            f.lane = timeline.file_lane(&f.path, 0, clock);
-        }
-        walk.start(&timeline)?;
-        let seen = file_ids(&walk)?;
-        let (scan, bad) = Scan::run(&mut walk, &timeline, &map)?;
-        // Pass 2 reads the files again from their start.
-        let lanes: Vec<Lane> = walk.files.iter().map(|f| f.lane).collect();
-        let mut walk = Walk::open(paths)?;
-        for (f, lane) in walk.files.iter_mut().zip(lanes) {
-            f.lane = lane;
-        }
-        walk.start(&timeline)?;
-        for f in &walk.files {
-            match f.reader.end() {
-                End::Open => timeline.expect(f.lane, f.rec.time_ns),
-                _ => timeline.close(f.lane),
+        let (files, opened) = open_files(paths, &mut timeline, clock_of)?;
+        let maps: Vec<_> = files.iter().map(|f| timeline.lane_map(f.lane)).collect();
+        let pass1 = Records::open(&files, maps.clone(), Some(opened))?;
+        let seen = file_ids(&files)?;
+        let (scan, bad) = Scan::run(&files, pass1, &map)?;
+        // Pass 2 reads the files again from their start, which comes
+        // first for each file: its first record's time, or its end.
+        let mut records = Records::open(&files, maps, None)?;
+        let mut ends = Vec::new();
+        for f in &files {
+            let Some(item) = records.next()?.filter(|i| !i.has_rec) else {
+                return Err(Error::input("internal: a libRastro file without its start"));
+            };
+            match &item.after {
+                After::Next(raw) => timeline.expect(f.lane, *raw),
+                After::Ended(end, _) => {
+                    timeline.close(f.lane);
+                    // Files without a single event ended here.
+                    ends.extend(end_note(&f.path, end));
+                }
             }
         }
 
         // Containers: each rank's Process (by pid when the map gives one),
         // each thread's container under it (by tid, so that the kernel's
         // view of the same thread lands in the same container).
-        let rank_container = rank_containers(&walk, &scan, process_ty, reg);
-        let mut rows = Vec::with_capacity(walk.files.len());
+        let rank_container = rank_containers(&files, &scan, process_ty, reg);
+        let mut rows = Vec::with_capacity(files.len());
         let mut state_tys: HashMap<TypeId, (TypeId, TypeId)> = HashMap::new();
-        for (i, f) in walk.files.iter().enumerate() {
+        for (i, f) in files.iter().enumerate() {
             let process = rank_container
                 .get(&f.id1)
                 .copied()
@@ -93,10 +91,10 @@ impl RastroSource {
         }
         let file_of = seen;
         let hosts: std::collections::BTreeSet<&str> =
-            walk.files.iter().map(|f| f.host.as_str()).collect();
+            files.iter().map(|f| f.host.as_str()).collect();
         let mut notes = vec![format!(
             "{} files, {} ranks on {} host(s), map {} ({})",
-            walk.files.len(),
+            files.len(),
             rank_container.len(),
             hosts.len(),
             map.name,
@@ -118,22 +116,11 @@ impl RastroSource {
             notes,
             ..SourceStats::default()
         };
-        // Files without a single event ended while being opened.
-        let ends: Vec<String> = walk
-            .files
-            .iter()
-            .filter(|f| *f.reader.end() != End::Open)
-            .filter_map(end_note)
-            .collect();
         let mut messages = MessageStats::default();
-        let hix = walk
-            .files
-            .iter()
-            .map(|f| messages.clocks.host(&f.host))
-            .collect();
-        let source = RastroSource {
+        let hix = files.iter().map(|f| messages.clocks.host(&f.host)).collect();
+        let conv = Conv {
             map: Arc::new(map),
-            walk,
+            files,
             rows,
             rank_container,
             file_of,
@@ -154,17 +141,44 @@ impl RastroSource {
             empty_pops: 0,
             ends,
         };
-        Ok(Converted::new(source, timeline))
+        Ok(Converted::new(RastroSource { records, conv }, timeline))
     }
+}
+
+/// Opens the files, each past its INIT record, on a lane of its own
+/// host's clock.
+fn open_files(
+    paths: &[PathBuf],
+    timeline: &mut Timeline,
+    clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
+) -> Result<(Vec<FileInfo>, Vec<RstReader<crate::input::Reader>>)> {
+    let mut clocks: HashMap<String, Clock> = HashMap::new();
+    let mut files = Vec::with_capacity(paths.len());
+    let mut opened = Vec::with_capacity(paths.len());
+    for path in paths {
+        let (reader, init) = open_file(path)?;
+        let clock = *clocks
+            .entry(init.host.clone())
+            .or_insert_with(|| clock_of(&init.host).unwrap_or(Clock::IDENTITY));
+        files.push(FileInfo {
+            path: path.clone(),
+            lane: timeline.file_lane(path, 0, clock),
+            host: init.host,
+            id1: init.id1,
+            id2: init.id2,
+        });
+        opened.push(reader);
+    }
+    Ok((files, opened))
 }
 
 /// Each file by its (rank, thread) ids; two files with the same ids are
 /// an error (each thread writes its own).
-fn file_ids(walk: &Walk) -> Result<HashMap<(u64, u64), usize>> {
+fn file_ids(files: &[FileInfo]) -> Result<HashMap<(u64, u64), usize>> {
     let mut seen: HashMap<(u64, u64), usize> = HashMap::new();
-    for (i, f) in walk.files.iter().enumerate() {
+    for (i, f) in files.iter().enumerate() {
         if let Some(&j) = seen.get(&(f.id1, f.id2)) {
-            let other = walk.files.get(j).map(|g| g.path.display().to_string());
+            let other = files.get(j).map(|g| g.path.display().to_string());
             return Err(Error::in_file(
                 &f.path,
                 format!(
@@ -183,14 +197,14 @@ fn file_ids(walk: &Walk) -> Result<HashMap<(u64, u64), usize>> {
 /// Each rank's Process (by pid when the map gives one), on the host of
 /// its thread 0.
 fn rank_containers(
-    walk: &Walk,
+    files: &[FileInfo],
     scan: &Scan,
     process_ty: TypeId,
     reg: &mut Registry,
 ) -> BTreeMap<u64, ContainerId> {
     let mut rank_container = BTreeMap::new();
     let mut host_of_rank: BTreeMap<u64, String> = BTreeMap::new();
-    for f in &walk.files {
+    for f in files {
         let h = host_of_rank.entry(f.id1).or_insert_with(|| f.host.clone());
         if f.id2 == 0 {
             *h = f.host.clone();

@@ -1,7 +1,7 @@
 //! Pass 1 over a libRastro run: pids, thread ids and the link keys that
 //! pass 2 will be able to place, so every drawn link has both ends.
 
-use super::walk::Walk;
+use super::walk::{FileInfo, Records};
 use super::*;
 
 /// A link instance: the link, its key values, and the FIFO counter last
@@ -42,7 +42,7 @@ impl Keys {
         &mut self,
         end: &LinkEnd,
         start: bool,
-        rec: &Record,
+        rec: &Slim,
         id1: u64,
         id2: u64,
         mut f: impl FnMut(Option<Key>, u64),
@@ -106,8 +106,8 @@ pub(super) struct Scan {
 
 impl Scan {
     pub(super) fn run(
-        walk: &mut Walk,
-        timeline: &Timeline,
+        files: &[FileInfo],
+        mut records: Records,
         map: &EventMap,
     ) -> Result<(Scan, HashSet<Key>)> {
         let mut s = Scan::default();
@@ -127,8 +127,8 @@ impl Scan {
         // and only if both halves carry the same value (pj_dump rejects a
         // link whose halves differ). A damaged record may name a rank or
         // thread that no file is, or be read as another event of the map.
-        let ranks: HashSet<u64> = walk.files.iter().map(|f| f.id1).collect();
-        let threads: HashSet<(u64, u64)> = walk.files.iter().map(|f| (f.id1, f.id2)).collect();
+        let ranks: HashSet<u64> = files.iter().map(|f| f.id1).collect();
+        let threads: HashSet<(u64, u64)> = files.iter().map(|f| (f.id1, f.id2)).collect();
         let mut unplaceable: HashSet<Key> = HashSet::new();
         // Link values by a small id, kept in the `open` entry of a key.
         let mut value_ids: HashMap<&str, u32> = HashMap::new();
@@ -138,10 +138,13 @@ impl Scan {
                 value_ids.entry(end.value.as_str()).or_insert(n);
             }
         }
-        while let Some(i) = walk.next() {
-            let Some(f) = walk.files.get(i) else { break };
-            if let Some(def) = map.events.get(&f.rec.ty) {
-                let (rec, id1, id2) = (&f.rec, f.id1, f.id2);
+        while let Some(item) = records.next()? {
+            let i = item.file;
+            let Some(f) = files.get(i).filter(|_| item.has_rec) else {
+                continue;
+            };
+            if let Some(def) = map.events.get(&item.rec.ty) {
+                let (rec, id1, id2) = (&item.rec, f.id1, f.id2);
                 if let Some(p) = def.process.and_then(|e| e.eval(rec, id1, id2, 0)) {
                     s.pid.entry(id1).or_insert(p as u32);
                 }
@@ -185,7 +188,6 @@ impl Scan {
                     });
                 }
             }
-            walk.advance(i, timeline)?;
         }
         // What is still open never found its other end.
         let mut bad: HashSet<Key> = s.open.keys().copied().collect();

@@ -1,16 +1,21 @@
 //! The files of a libRastro run read as one stream: each file's records
-//! in order, the files merged on their corrected times, which the
-//! [`Timeline`] gives (each file is one of its lanes).
+//! in order, the files merged on their corrected times (each file is one
+//! lane of the [`Timeline`], whose [`LaneMap`]s place them).
+//!
+//! Both passes read the run through [`Records`]: merged here, or on a
+//! spare core when every file can be read there (crate::prefetch). The
+//! converter sees the same items in the same order either way.
 
 use super::*;
+use crate::eventmap::Ints;
+use crate::prefetch::{Next, Prefetch};
+use integrador_rastro::{FieldType, Record};
+use crate::timeline::LaneMap;
+use std::io::Read;
 
-/// One input file and its reader for the current pass.
-pub(super) struct Input {
+/// What the converter keeps of each file.
+pub(super) struct FileInfo {
     pub(super) path: PathBuf,
-    pub(super) reader: RstReader<crate::input::Reader>,
-    pub(super) rec: Record,
-    /// The latest raw time read, where a file without a STOP ends.
-    pub(super) last_raw: i64,
     pub(super) host: String,
     pub(super) id1: u64,
     pub(super) id2: u64,
@@ -18,84 +23,279 @@ pub(super) struct Input {
     pub(super) lane: Lane,
 }
 
-impl Input {
-    pub(super) fn open(
-        path: &Path,
-    ) -> Result<(RstReader<crate::input::Reader>, integrador_rastro::Init)> {
-        let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-        let reader = RstReader::new(file).map_err(|e| Error::in_file(path, e))?;
-        let init = reader.init().clone();
-        Ok((reader, init))
+/// What follows an item in its file.
+#[derive(Debug, Clone)]
+pub(super) enum After {
+    /// The file's next record, at this raw time.
+    Next(i64),
+    /// The file's end, and the latest raw time read (where a file without
+    /// a STOP ends).
+    Ended(End, i64),
+}
+
+/// Integer values a [`Slim`] holds in place.
+const INLINE: usize = 12;
+
+/// The part of a record the conversion reads (a map reads integers
+/// only), in one block: a record handed to the converter on the other
+/// core touched a few buffers of its own each, cold there (decoding on
+/// the spare core cost four times as much as in place).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Slim {
+    pub(super) offset: u64,
+    pub(super) ty: u16,
+    pub(super) time_ns: i64,
+    /// The `u32` values, then the `u64`, `u16` and `u8` ones; `ends[t]`
+    /// is where the values of the `t`-th of those types end.
+    vals: [u64; INLINE],
+    ends: [u8; 4],
+    /// A record with more integers than fit, whole (its box is kept for
+    /// the next one).
+    big: Option<Box<Record>>,
+    is_big: bool,
+}
+
+impl Slim {
+    fn fill(&mut self, rec: &Record) {
+        self.offset = rec.offset;
+        self.ty = rec.ty;
+        self.time_ns = rec.time_ns;
+        let n = rec.u32s.len() + rec.u64s.len() + rec.u16s.len() + rec.u8s.len();
+        self.is_big = n > INLINE;
+        if self.is_big {
+            match &mut self.big {
+                Some(b) => (**b).clone_from(rec),
+                None => self.big = Some(Box::new(rec.clone())),
+            }
+            return;
+        }
+        let values = rec
+            .u32s
+            .iter()
+            .map(|&v| u64::from(v))
+            .chain(rec.u64s.iter().copied())
+            .chain(rec.u16s.iter().map(|&v| u64::from(v)))
+            .chain(rec.u8s.iter().map(|&v| u64::from(v)));
+        for (slot, v) in self.vals.iter_mut().zip(values) {
+            *slot = v;
+        }
+        let mut end = 0;
+        for (e, len) in self.ends.iter_mut().zip([
+            rec.u32s.len(),
+            rec.u64s.len(),
+            rec.u16s.len(),
+            rec.u8s.len(),
+        ]) {
+            end += len;
+            *e = end as u8;
+        }
     }
 }
 
-/// The files merged on corrected time.
-pub(super) struct Walk {
-    pub(super) files: Vec<Input>,
-    pub(super) heap: crate::order::MinQueue<(i64, usize), ()>,
+impl Ints for Slim {
+    fn int(&self, t: FieldType, k: usize) -> Option<u64> {
+        if self.is_big {
+            return self.big.as_ref()?.int(t, k);
+        }
+        let e = self.ends;
+        let (lo, hi) = match t {
+            FieldType::U32 => (0, e[0]),
+            FieldType::U64 => (e[0], e[1]),
+            FieldType::U16 => (e[1], e[2]),
+            FieldType::U8 => (e[2], e[3]),
+            _ => return None,
+        };
+        let i = usize::from(lo) + k;
+        if i < usize::from(hi) {
+            self.vals.get(i).copied()
+        } else {
+            None
+        }
+    }
 }
 
-impl Walk {
-    /// Opens the files; their lanes are set by the caller, then
-    /// [`start`](Self::start) reads their first records.
-    pub(super) fn open(paths: &[PathBuf]) -> Result<Walk> {
-        let mut files = Vec::with_capacity(paths.len());
-        for path in paths {
-            let (reader, init) = Input::open(path)?;
-            files.push(Input {
-                path: path.clone(),
+/// One step of the merged run.
+#[derive(Debug, Clone)]
+pub(super) struct Item {
+    pub(super) file: usize,
+    /// `false` for the file's start, which comes first for every file, in
+    /// file order, with no record.
+    pub(super) has_rec: bool,
+    pub(super) rec: Slim,
+    pub(super) after: After,
+}
+
+impl Default for Item {
+    fn default() -> Item {
+        Item {
+            file: 0,
+            has_rec: false,
+            rec: Slim::default(),
+            after: After::Next(i64::MIN),
+        }
+    }
+}
+
+/// Opens `path` and reads its INIT record.
+pub(super) fn open_file(
+    path: &Path,
+) -> Result<(RstReader<crate::input::Reader>, integrador_rastro::Init)> {
+    let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+    let reader = RstReader::new(file).map_err(|e| Error::in_file(path, e))?;
+    let init = reader.init().clone();
+    Ok((reader, init))
+}
+
+/// One file being read.
+struct Reading<R: Read> {
+    path: PathBuf,
+    reader: RstReader<R>,
+    /// Its next record, queued in the heap.
+    rec: Record,
+    last_raw: i64,
+    map: LaneMap,
+}
+
+/// The files merged on corrected time (ties: file order).
+pub(super) struct Walk<R: Read> {
+    files: Vec<Reading<R>>,
+    heap: crate::order::MinQueue<(i64, usize), ()>,
+    /// Files whose start was given.
+    started: usize,
+}
+
+impl<R: Read> Walk<R> {
+    fn new(readers: Vec<(PathBuf, RstReader<R>)>, maps: &[LaneMap]) -> Walk<R> {
+        let files = readers
+            .into_iter()
+            .zip(maps)
+            .map(|((path, reader), &map)| Reading {
+                path,
                 reader,
                 rec: Record::default(),
                 last_raw: i64::MIN,
-                host: init.host,
-                id1: init.id1,
-                id2: init.id2,
-                lane: Lane::default(),
-            });
-        }
-        Ok(Walk {
+                map,
+            })
+            .collect();
+        Walk {
             files,
             heap: crate::order::MinQueue::default(),
-        })
-    }
-
-    /// Reads every file's first record.
-    pub(super) fn start(&mut self, timeline: &Timeline) -> Result<()> {
-        for i in 0..self.files.len() {
-            self.advance(i, timeline)?;
+            started: 0,
         }
-        Ok(())
     }
 
-    /// Reads file `i`'s next record and queues it on its corrected time;
-    /// `false` at the file's end.
-    pub(super) fn advance(&mut self, i: usize, timeline: &Timeline) -> Result<bool> {
+    /// Reads file `i`'s next record and queues it on its corrected time.
+    fn advance(&mut self, i: usize) -> Result<After> {
         let Some(f) = self.files.get_mut(i) else {
-            return Ok(false);
+            return Ok(After::Ended(End::Open, i64::MIN));
         };
         if !f
             .reader
             .next_into(&mut f.rec)
             .map_err(|e| Error::in_file(&f.path, e))?
         {
-            return Ok(false);
+            return Ok(After::Ended(f.reader.end().clone(), f.last_raw));
         }
         let raw = f.rec.time_ns;
         f.last_raw = f.last_raw.max(raw);
-        self.heap.push((timeline.map(f.lane, raw), i), ());
-        Ok(true)
+        self.heap.push((f.map.map(raw), i), ());
+        Ok(After::Next(raw))
     }
 
-    /// The file holding the next record in time order.
-    pub(super) fn next(&mut self) -> Option<usize> {
-        self.heap.pop().map(|((_, i), ())| i)
+    /// Fills `item` with the next step; `false` when every file has ended.
+    fn next_into(&mut self, item: &mut Item) -> Result<bool> {
+        if self.started < self.files.len() {
+            let i = self.started;
+            self.started += 1;
+            item.file = i;
+            item.has_rec = false;
+            item.after = self.advance(i)?;
+            return Ok(true);
+        }
+        let Some(((_, i), ())) = self.heap.pop() else {
+            return Ok(false);
+        };
+        let Some(f) = self.files.get_mut(i) else {
+            return Ok(false);
+        };
+        item.rec.fill(&f.rec);
+        item.file = i;
+        item.has_rec = true;
+        item.after = self.advance(i)?;
+        Ok(true)
+    }
+}
+
+/// Files beyond this many are merged here, through the run's pool of
+/// descriptors, rather than each held open by a decoder thread.
+const THREAD_FILES: usize = 256;
+
+/// One pass over the run.
+pub(super) enum Records {
+    /// The walk and the step it gave last.
+    Here(Walk<crate::input::Reader>, Box<Item>),
+    Thread(Prefetch<Item, ()>),
+}
+
+impl Records {
+    /// Starts a pass over `files`, placed by `maps`; `opened` are their
+    /// readers when the caller opened them already (past their INIT).
+    pub(super) fn open(
+        files: &[FileInfo],
+        maps: Vec<LaneMap>,
+        opened: Option<Vec<RstReader<crate::input::Reader>>>,
+    ) -> Result<Records> {
+        let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+        let threadable = paths.len() <= THREAD_FILES
+            && paths.iter().all(|p| crate::input::threadable(p))
+            && crate::prefetch::claim();
+        if !threadable {
+            let readers = match opened {
+                Some(r) => r,
+                None => paths
+                    .iter()
+                    .map(|p| open_file(p).map(|(r, _)| r))
+                    .collect::<Result<_>>()?,
+            };
+            let walk = Walk::new(paths.into_iter().zip(readers).collect(), &maps);
+            return Ok(Records::Here(walk, Box::default()));
+        }
+        drop(opened);
+        // Batches of 512: a record holds a few buffers of its own, so
+        // the default batch would hold 10 MB more in flight (22 MB peak
+        // against 12 MB) for no measurable gain.
+        Ok(Records::Thread(Prefetch::spawn_batched(
+            512,
+            move || {
+                let mut readers = Vec::with_capacity(paths.len());
+                for p in paths {
+                    let f = crate::input::open_on_thread(&p).map_err(|e| Error::in_file(&p, e))?;
+                    let r = RstReader::new(f).map_err(|e| Error::in_file(&p, e))?;
+                    readers.push((p, r));
+                }
+                Ok(Walk::new(readers, &maps))
+            },
+            |w, item| w.next_into(item),
+            |_| Ok(()),
+        )))
+    }
+
+    /// The next step of the pass, read in place; `None` at the end.
+    pub(super) fn next(&mut self) -> Result<Option<&Item>> {
+        match self {
+            Records::Here(w, item) => Ok(w.next_into(item)?.then_some(&**item)),
+            Records::Thread(p) => match p.next_record()? {
+                Next::Record(slot) => Ok(Some(slot)),
+                Next::End(()) => Ok(None),
+            },
+        }
     }
 }
 
 /// How a file ended, when it is worth a line in the summary.
-pub(super) fn end_note(f: &Input) -> Option<String> {
-    let name = f.path.display();
-    match f.reader.end() {
+pub(super) fn end_note(path: &Path, end: &End) -> Option<String> {
+    let name = path.display();
+    match end {
         End::Stop { trailing, .. } if *trailing > 0 => Some(format!(
             "{name}: {trailing} byte(s) after the STOP record ignored"
         )),
