@@ -81,17 +81,6 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
     /// again (an MPE log's second pass, after its first).
     pub fn spawn<D: 'static>(
         open: impl FnOnce() -> Result<D> + Send + 'static,
-        read: impl FnMut(&mut D, &mut T) -> Result<bool> + Send + 'static,
-        end: impl FnMut(&mut D) -> Result<F> + Send + 'static,
-    ) -> Prefetch<T, F> {
-        Prefetch::spawn_batched(BATCH, open, read, end)
-    }
-
-    /// [`spawn`](Self::spawn) with `batch` records per batch, for records
-    /// that hold much memory of their own.
-    pub fn spawn_batched<D: 'static>(
-        batch: usize,
-        open: impl FnOnce() -> Result<D> + Send + 'static,
         mut read: impl FnMut(&mut D, &mut T) -> Result<bool> + Send + 'static,
         mut end: impl FnMut(&mut D) -> Result<F> + Send + 'static,
     ) -> Prefetch<T, F> {
@@ -116,7 +105,7 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
             loop {
                 let mut v = match spent.try_recv() {
                     Ok(v) => v,
-                    Err(TryRecvError::Empty) => (0..batch.max(1)).map(|_| T::default()).collect(),
+                    Err(TryRecvError::Empty) => (0..BATCH).map(|_| T::default()).collect(),
                     // The converter is gone: nobody reads on.
                     Err(TryRecvError::Disconnected) => return,
                 };
