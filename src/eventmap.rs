@@ -171,7 +171,8 @@ pub struct EventMap {
     /// Link types.
     pub links: Vec<LinkDef>,
     /// Per event id.
-    pub events: HashMap<u16, EventDef>,
+    /// (foldhash: looked up per record, where SipHash showed.)
+    pub events: foldhash::HashMap<u16, EventDef>,
     /// Display of state and event values.
     pub values: HashMap<String, Display>,
 }
@@ -302,7 +303,7 @@ impl EventMap {
             });
         }
         let values = values(&raw, &bad)?;
-        let mut events: HashMap<u16, EventDef> = HashMap::new();
+        let mut events = foldhash::HashMap::<u16, EventDef>::default();
         for (state, [push, pop]) in &raw.pairs {
             for (id, def) in [
                 (
