@@ -148,7 +148,15 @@ impl<K: Ord + Copy, T> Sorted<K, T> {
             (Some((a, _)), Some((b, _))) => a < b,
         };
         if deque_first {
-            self.in_order.pop_front()
+            let first = self.in_order.pop_front();
+            // A timeline's queues hold the reorder window (megabytes,
+            // beyond the caches) and are taken out in turn: the entry after
+            // the next is asked for now, so it is in the cache when its
+            // turn comes instead of a miss on every entry.
+            if let Some(ahead) = self.in_order.get(1) {
+                crate::prefetch::warm(ahead);
+            }
+            first
         } else {
             self.heap.pop()
         }
