@@ -135,14 +135,14 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
         .then(|| Progress::new(Progress::total(&inputs, &options)));
 
     // The lines are formatted and written on a thread of their own
-    // (crate::paje::tape) whenever the run may use threads, even when a
-    // decoder took the spare core: a binary decoder keeps its core busy
-    // a tenth of the time, and sharing it with the formatter made a 100 MB
-    // binary log 14% shorter (1.02 -> 0.88 s) while text inputs, whose
-    // decoders are busy, took the same. The bytes are the same either
-    // way, and they reach the sink in 64 KiB chunks.
+    // (crate::paje::tape) when the run may use threads and no text
+    // decoder keeps the spare core busy (crate::prefetch::writer_thread):
+    // a binary decoder keeps its core busy a tenth of the time, and sharing
+    // it with the formatter made a 100 MB binary log 14% shorter
+    // (1.02 -> 0.88 s). The bytes are the same either way, and they reach
+    // the sink in 64 KiB chunks.
     let progress = progress.as_ref();
-    let written = if crate::prefetch::parallel() {
+    let written = if crate::prefetch::writer_thread() {
         PajeWriter::threaded(sink, origin, cfg.absolute_time)
             .map_err(WriteError::Io)
             .and_then(|paje| write_all(&mut merge, &mut reg, paje, origin, progress))

@@ -175,7 +175,7 @@ impl TracedSource {
             clock_host: collector,
             ..SourceStats::default()
         };
-        let decode = if crate::input::threadable(path) && prefetch::claim() {
+        let decode = if crate::input::threadable(path) && prefetch::claim_busy() {
             let (p, q) = (path.to_path_buf(), path.to_path_buf());
             let size = crate::input::buffer_size(path);
             Decode::Thread(Prefetch::spawn(

@@ -188,7 +188,7 @@ impl SchedSource {
         let host = &placement.host;
         let machine = reg.machine(host, None);
         let (reader, format, what) = match input {
-            Input::Text(format) if crate::input::threadable(path) && crate::prefetch::claim() => (
+            Input::Text(format) if crate::input::threadable(path) && crate::prefetch::claim_busy() => (
                 dat::spawn_text(path, format),
                 format,
                 format!("{format:?} text"),
