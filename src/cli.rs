@@ -141,8 +141,8 @@ pub struct Cli {
     #[arg(short = 'q', long, help_heading = "Output")]
     pub quiet: bool,
     /// Cores to use: decoders of large inputs get their own, the writer
-    /// formats on a thread of its own (default 0: all; 1: everything on
-    /// one thread); the trace is the same
+    /// formats on a thread of its own where that pays (default 0: all;
+    /// 1: everything on one thread); the trace is the same
     #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Output")]
     pub threads: usize,
 }
