@@ -1,0 +1,194 @@
+//! Criterion micro-benchmarks: each decoder on a fixture of
+//! `tests/data` held in memory (its in-cache speed, in bytes/s), and the
+//! Pajé line writer (lines/s), inline and through its formatting thread.
+//! End to end figures, with the peers: `benches/all.sh`.
+//!
+//!     cargo bench --bench micro [FILTER]
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use integrador::paje::tape::{Lines, Taped, Text};
+use std::hint::black_box;
+use std::io::{Cursor, Write};
+use std::path::Path;
+
+fn fixture(rel: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `copies` times the lines of `text` after its first `head` lines: a
+/// fixture long enough to time, its header once.
+fn repeated(text: &[u8], head: usize, copies: usize) -> Vec<u8> {
+    let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    let (h, body) = lines.split_at(head.min(lines.len()));
+    let mut out = h.concat();
+    for _ in 0..copies {
+        for l in body {
+            out.extend_from_slice(l);
+        }
+    }
+    out
+}
+
+fn decoders(c: &mut Criterion) {
+    let mut g = c.benchmark_group("decode");
+
+    // Records/s: most of an MPE fixture's bytes are the unused ends of
+    // its 64 KiB blocks, which the reader skips.
+    let clog = fixture("clog2/pingpong/pingpong.clog2");
+    let records = {
+        let mut r = integrador_clog::Clog2Reader::new(Cursor::new(&clog[..])).unwrap();
+        let mut n = 0;
+        while r.next_record().unwrap().is_some() {
+            n += 1;
+        }
+        n
+    };
+    g.throughput(Throughput::Elements(records));
+    g.bench_function("clog2", |b| {
+        b.iter(|| {
+            let mut r = integrador_clog::Clog2Reader::new(Cursor::new(&clog[..])).unwrap();
+            let mut n = 0u64;
+            while let Some(rec) = r.next_record().unwrap() {
+                n += black_box(&rec).offset;
+            }
+            n
+        })
+    });
+
+    // A DECK node's records as rstgen writes them (the fixtures are a few
+    // hundred bytes: too short to time the reading rather than the setup).
+    let rst = {
+        use integrador_rastro::encode::{Value, Writer};
+        let t0 = 1_795_264_448_000_000_000;
+        let mut w = Writer::new(integrador_rastro::Layout::Current, 1_000_000_000, 0, 0, "node00", t0);
+        for i in 0..4000u32 {
+            let t = t0 + i64::from(i) * 10_000;
+            w.event(406, t, &[Value::Str("mbox")]);
+            w.event(407, t + 1_000, &[Value::U32(i), Value::U32(1), Value::U64(1024)]);
+            w.event(500, t + 2_000, &[]);
+            w.event(501, t + 5_000, &[]);
+        }
+        w.into_bytes()
+    };
+    g.throughput(Throughput::Bytes(rst.len() as u64));
+    g.bench_function("rastro", |b| {
+        let mut rec = integrador_rastro::Record::default();
+        b.iter(|| {
+            let mut r = integrador_rastro::RstReader::new(Cursor::new(&rst[..])).unwrap();
+            let mut n = 0u64;
+            while r.next_into(&mut rec).unwrap() {
+                n += black_box(&rec).offset;
+            }
+            n
+        })
+    });
+
+    let vol = fixture("pcp/pmlogger_v2/20261121.12.34.0");
+    g.throughput(Throughput::Bytes(vol.len() as u64));
+    g.bench_function("pcp", |b| {
+        let mut rec = integrador_pcp::ResultRecord::default();
+        b.iter(|| {
+            let mut r = integrador_pcp::VolumeReader::new(Cursor::new(&vol[..])).unwrap();
+            let mut n = 0usize;
+            while r.next_into(&mut rec).unwrap() {
+                n += black_box(&rec).sets.len();
+            }
+            n
+        })
+    });
+
+    let traced = repeated(&fixture("ganglia/cluster-example.traced"), 0, 20);
+    g.throughput(Throughput::Bytes(traced.len() as u64));
+    g.bench_function("traced", |b| {
+        let mut s = integrador_ganglia::Sample::default();
+        b.iter(|| {
+            let mut r = integrador_ganglia::TracedReader::new(Cursor::new(&traced[..])).unwrap();
+            let mut n = 0u64;
+            while r.read_sample(&mut s).unwrap() {
+                n += 1;
+            }
+            n
+        })
+    });
+
+    let ftrace = fixture("sched/pingpong-pipe/ftrace.txt");
+    let format = integrador_sched::detect(&ftrace);
+    g.throughput(Throughput::Bytes(ftrace.len() as u64));
+    g.bench_function("ftrace", |b| {
+        let mut ev = integrador_sched::text::Event::default();
+        b.iter(|| {
+            let mut r = integrador_sched::text::TextReader::new(Cursor::new(&ftrace[..]), format);
+            let mut n = 0u64;
+            while r.read_into(&mut ev).unwrap() {
+                n += 1;
+            }
+            n
+        })
+    });
+    g.finish();
+}
+
+/// A variable line, a state line and a link line, as a run writes them.
+fn lines<L: Lines>(out: &mut L, n: u32) {
+    for i in 0..n {
+        let t = 1_795_264_448_000_000_000 + i64::from(i / 4) * 1_000_000;
+        out.begin(6);
+        out.time(t);
+        out.ident(b'c', i % 64);
+        out.ident(b't', 7);
+        out.double(if i % 3 == 0 { f64::from(i) / 7.0 } else { f64::from(i) });
+        out.end().unwrap();
+        out.begin(10);
+        out.time(t);
+        out.ident(b't', 3);
+        out.ident(b'c', i % 64);
+        out.word(b"v2");
+        out.end().unwrap();
+        out.begin(14);
+        out.time(t);
+        out.ident(b't', 5);
+        out.ident(b'c', 0);
+        out.word(b"v9");
+        out.ident(b'c', i % 64);
+        out.key(3, u64::from(i));
+        out.end().unwrap();
+    }
+}
+
+/// Counts bytes, keeps none.
+struct Sink(u64);
+
+impl Write for Sink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0 += b.len() as u64;
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn writer(c: &mut Criterion) {
+    const N: u32 = 20_000;
+    let mut g = c.benchmark_group("write");
+    g.throughput(Throughput::Elements(3 * u64::from(N)));
+    g.bench_function("inline", |b| {
+        b.iter(|| {
+            let mut t = Text::new(Sink(0));
+            lines(&mut t, N);
+            t.finish().unwrap().0
+        })
+    });
+    g.bench_function("thread", |b| {
+        b.iter(|| {
+            let mut t = Taped::new(Sink(0));
+            lines(&mut t, N);
+            t.finish().unwrap().0
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, decoders, writer);
+criterion_main!(benches);
