@@ -5,11 +5,13 @@
 //! The writer decides every line (which declarations come first, which
 //! alias each id has, which pops are left out) on the main thread, where
 //! the registry is; what costs per event is turning numbers into digits
-//! (times, aliases, values) and the `write` system calls. When the run
-//! may use threads the writer records each line as tokens, a few
-//! fixed-size copies ([`Taped`]), and [`format`] makes the text on a
-//! thread of its own; with `--threads 1`, [`Text`] formats at once. Both write each token with the same `text`
-//! functions, so the bytes are the same whichever thread formats them.
+//! (times, aliases, values) and the `write` system calls. When the
+//! writer has a core of its own (crate::prefetch::writer_thread) it
+//! records each line as tokens, a few fixed-size copies ([`Taped`]), and
+//! [`format`] makes the text on a thread of its own; otherwise, and with
+//! `--threads 1`, [`Text`] formats at once. Both write each token with
+//! the same `text` functions, so the bytes are the same whichever thread
+//! formats them.
 
 use std::io::{self, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};

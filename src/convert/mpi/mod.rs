@@ -165,7 +165,8 @@ pub struct MpiSource {
     config: std::sync::Arc<MpiConfig>,
     reader: scan::Records,
     scan: Scan,
-    ranks: BTreeMap<i32, Rank>,
+    /// Looked up by world rank per record: hashed, not a tree.
+    ranks: HashMap<i32, Rank>,
     rows: HashMap<(i32, i32), Row>,
     chans: HashMap<(i32, i32, i32), Chan>,
     kinds: Vec<Kinds>,

@@ -61,7 +61,7 @@ impl MpiSource {
             config: std::sync::Arc::clone(&mpi),
             reader,
             scan,
-            ranks,
+            ranks: ranks.into_iter().collect(),
             rows,
             chans,
             kinds,
