@@ -5,7 +5,8 @@
 //!
 //!     cargo bench --bench micro [FILTER]
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use integrador::paje::tape::{Lines, Taped, Text};
 use std::hint::black_box;
 use std::io::{Cursor, Write};
@@ -40,6 +41,22 @@ fn count(mut step: impl FnMut() -> bool) -> u64 {
     n
 }
 
+/// Times `read` on `input`: it decodes the whole input into a record `R`
+/// kept from one iteration to the next, as a converter keeps its own.
+fn decode<R: Default>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    input: &[u8],
+    throughput: Throughput,
+    mut read: impl FnMut(&[u8], &mut R) -> u64,
+) {
+    g.throughput(throughput);
+    g.bench_function(name, |b| {
+        let mut rec = R::default();
+        b.iter(|| read(input, black_box(&mut rec)))
+    });
+}
+
 fn decoders(c: &mut Criterion) {
     let mut g = c.benchmark_group("decode");
 
@@ -50,12 +67,9 @@ fn decoders(c: &mut Criterion) {
         let mut r = integrador_clog::Clog2Reader::new(Cursor::new(&clog[..])).unwrap();
         count(|| r.next_record().unwrap().is_some())
     };
-    g.throughput(Throughput::Elements(records));
-    g.bench_function("clog2", |b| {
-        b.iter(|| {
-            let mut r = integrador_clog::Clog2Reader::new(Cursor::new(&clog[..])).unwrap();
-            count(|| black_box(r.next_record().unwrap()).is_some())
-        })
+    decode(&mut g, "clog2", &clog, Throughput::Elements(records), |input, _: &mut ()| {
+        let mut r = integrador_clog::Clog2Reader::new(Cursor::new(input)).unwrap();
+        count(|| black_box(r.next_record().unwrap()).is_some())
     });
 
     // A DECK node's records as rstgen writes them (the fixtures are a few
@@ -73,44 +87,29 @@ fn decoders(c: &mut Criterion) {
         }
         w.into_bytes()
     };
-    g.throughput(Throughput::Bytes(rst.len() as u64));
-    g.bench_function("rastro", |b| {
-        let mut rec = integrador_rastro::Record::default();
-        b.iter(|| {
-            let mut r = integrador_rastro::RstReader::new(Cursor::new(&rst[..])).unwrap();
-            count(|| r.next_into(black_box(&mut rec)).unwrap())
-        })
+    let bytes = |b: &[u8]| Throughput::Bytes(b.len() as u64);
+    decode(&mut g, "rastro", &rst, bytes(&rst), |input, rec| {
+        let mut r = integrador_rastro::RstReader::new(Cursor::new(input)).unwrap();
+        count(|| r.next_into(rec).unwrap())
     });
 
     let vol = fixture("pcp/pmlogger_v2/20261121.12.34.0");
-    g.throughput(Throughput::Bytes(vol.len() as u64));
-    g.bench_function("pcp", |b| {
-        let mut rec = integrador_pcp::ResultRecord::default();
-        b.iter(|| {
-            let mut r = integrador_pcp::VolumeReader::new(Cursor::new(&vol[..])).unwrap();
-            count(|| r.next_into(black_box(&mut rec)).unwrap())
-        })
+    decode(&mut g, "pcp", &vol, bytes(&vol), |input, rec| {
+        let mut r = integrador_pcp::VolumeReader::new(Cursor::new(input)).unwrap();
+        count(|| r.next_into(rec).unwrap())
     });
 
     let traced = repeated(&fixture("ganglia/cluster-example.traced"), 0, 20);
-    g.throughput(Throughput::Bytes(traced.len() as u64));
-    g.bench_function("traced", |b| {
-        let mut s = integrador_ganglia::Sample::default();
-        b.iter(|| {
-            let mut r = integrador_ganglia::TracedReader::new(Cursor::new(&traced[..])).unwrap();
-            count(|| r.read_sample(black_box(&mut s)).unwrap())
-        })
+    decode(&mut g, "traced", &traced, bytes(&traced), |input, s| {
+        let mut r = integrador_ganglia::TracedReader::new(Cursor::new(input)).unwrap();
+        count(|| r.read_sample(s).unwrap())
     });
 
     let ftrace = fixture("sched/pingpong-pipe/ftrace.txt");
     let format = integrador_sched::detect(&ftrace);
-    g.throughput(Throughput::Bytes(ftrace.len() as u64));
-    g.bench_function("ftrace", |b| {
-        let mut ev = integrador_sched::text::Event::default();
-        b.iter(|| {
-            let mut r = integrador_sched::text::TextReader::new(Cursor::new(&ftrace[..]), format);
-            count(|| r.read_into(black_box(&mut ev)).unwrap())
-        })
+    decode(&mut g, "ftrace", &ftrace, bytes(&ftrace), |input, ev| {
+        let mut r = integrador_sched::text::TextReader::new(Cursor::new(input), format);
+        count(|| r.read_into(ev).unwrap())
     });
     g.finish();
 }
