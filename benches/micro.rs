@@ -13,7 +13,9 @@ use std::io::{Cursor, Write};
 use std::path::Path;
 
 fn fixture(rel: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -67,21 +69,38 @@ fn decoders(c: &mut Criterion) {
         let mut r = integrador_clog::Clog2Reader::new(Cursor::new(&clog[..])).unwrap();
         count(|| r.next_record().unwrap().is_some())
     };
-    decode(&mut g, "clog2", &clog, Throughput::Elements(records), |input, _: &mut ()| {
-        let mut r = integrador_clog::Clog2Reader::new(Cursor::new(input)).unwrap();
-        count(|| black_box(r.next_record().unwrap()).is_some())
-    });
+    decode(
+        &mut g,
+        "clog2",
+        &clog,
+        Throughput::Elements(records),
+        |input, _: &mut ()| {
+            let mut r = integrador_clog::Clog2Reader::new(Cursor::new(input)).unwrap();
+            count(|| black_box(r.next_record().unwrap()).is_some())
+        },
+    );
 
     // A DECK node's records as rstgen writes them (the fixtures are a few
     // hundred bytes: too short to time the reading rather than the setup).
     let rst = {
         use integrador_rastro::encode::{Value, Writer};
         let t0 = 1_795_264_448_000_000_000;
-        let mut w = Writer::new(integrador_rastro::Layout::Current, 1_000_000_000, 0, 0, "node00", t0);
+        let mut w = Writer::new(
+            integrador_rastro::Layout::Current,
+            1_000_000_000,
+            0,
+            0,
+            "node00",
+            t0,
+        );
         for i in 0..4000u32 {
             let t = t0 + i64::from(i) * 10_000;
             w.event(406, t, &[Value::Str("mbox")]);
-            w.event(407, t + 1_000, &[Value::U32(i), Value::U32(1), Value::U64(1024)]);
+            w.event(
+                407,
+                t + 1_000,
+                &[Value::U32(i), Value::U32(1), Value::U64(1024)],
+            );
             w.event(500, t + 2_000, &[]);
             w.event(501, t + 5_000, &[]);
         }
@@ -122,7 +141,11 @@ fn lines<L: Lines>(out: &mut L, n: u32) {
         out.time(t);
         out.ident(b'c', i % 64);
         out.ident(b't', 7);
-        out.double(if i % 3 == 0 { f64::from(i) / 7.0 } else { f64::from(i) });
+        out.double(if i % 3 == 0 {
+            f64::from(i) / 7.0
+        } else {
+            f64::from(i)
+        });
         out.end().unwrap();
         out.begin(10);
         out.time(t);

@@ -268,16 +268,14 @@ impl Timeline {
     /// How `lane` maps its times ([`LaneMap`]); the identity for a lane
     /// never declared.
     pub fn lane_map(&self, lane: Lane) -> LaneMap {
-        self.lanes
-            .get(lane.0 as usize)
-            .map_or(
-                LaneMap {
-                    local: ClockMap::Identity,
-                    offset: 0,
-                    clock: ClockMap::Identity,
-                },
-                LaneState::lane_map,
-            )
+        self.lanes.get(lane.0 as usize).map_or(
+            LaneMap {
+                local: ClockMap::Identity,
+                offset: 0,
+                clock: ClockMap::Identity,
+            },
+            LaneState::lane_map,
+        )
     }
 
     /// Tells that `lane`'s next record is at `local` (independent lanes):

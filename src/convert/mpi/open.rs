@@ -80,7 +80,10 @@ impl MpiSource {
 /// are, so a rank beyond that is a damaged record, not a rank to place
 /// (with --mpi-start it would become a phantom row).
 fn world_ranks(
-    preamble: Option<&integrador_clog::Preamble>, scan: &Scan, path: &Path) -> Result<BTreeSet<i32>> {
+    preamble: Option<&integrador_clog::Preamble>,
+    scan: &Scan,
+    path: &Path,
+) -> Result<BTreeSet<i32>> {
     let size = preamble.and_then(|p| p.int("max_comm_world_size"));
     let mut world: BTreeSet<i32> = BTreeSet::new();
     let mut firsts: Vec<_> = scan.first_at.iter().collect();

@@ -117,7 +117,10 @@ impl RastroSource {
             ..SourceStats::default()
         };
         let mut messages = MessageStats::default();
-        let hix = files.iter().map(|f| messages.clocks.host(&f.host)).collect();
+        let hix = files
+            .iter()
+            .map(|f| messages.clocks.host(&f.host))
+            .collect();
         let conv = Conv {
             map: Arc::new(map),
             files,

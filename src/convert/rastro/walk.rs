@@ -9,8 +9,8 @@
 use super::*;
 use crate::eventmap::Ints;
 use crate::prefetch::{Next, Prefetch};
-use integrador_rastro::{FieldType, Record};
 use crate::timeline::LaneMap;
+use integrador_rastro::{FieldType, Record};
 use std::io::Read;
 
 /// What the converter keeps of each file.

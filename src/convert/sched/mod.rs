@@ -188,11 +188,15 @@ impl SchedSource {
         let host = &placement.host;
         let machine = reg.machine(host, None);
         let (reader, format, what) = match input {
-            Input::Text(format) if crate::input::threadable(path) && crate::prefetch::claim_busy() => (
-                dat::spawn_text(path, format),
-                format,
-                format!("{format:?} text"),
-            ),
+            Input::Text(format)
+                if crate::input::threadable(path) && crate::prefetch::claim_busy() =>
+            {
+                (
+                    dat::spawn_text(path, format),
+                    format,
+                    format!("{format:?} text"),
+                )
+            }
             Input::Text(format) => {
                 let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
                 let r = TextReader::new(
