@@ -179,12 +179,6 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
                 Msg::End(r) => return r.map(Next::End),
             }
         }
-        // The batch was filled on the other core: its records are in that
-        // core's cache, a transfer each; asked for a few records ahead,
-        // they arrive before they are read.
-        if let Some(ahead) = self.batch.get(self.pos + 4) {
-            warm(ahead);
-        }
         self.pos += 1;
         Ok(Next::Record(&mut self.batch[self.pos - 1]))
     }
