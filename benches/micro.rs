@@ -79,6 +79,22 @@ fn decoders(c: &mut Criterion) {
             count(|| black_box(r.next_record().unwrap()).is_some())
         },
     );
+    // The in-place read the conversion's second pass makes.
+    decode(
+        &mut g,
+        "clog2_events_in_place",
+        &clog,
+        Throughput::Elements(records),
+        |input, _: &mut ()| {
+            let mut r = integrador_clog::Clog2Reader::new(Cursor::new(input)).unwrap();
+            count(|| {
+                r.next_raw()
+                    .unwrap()
+                    .map(|raw| black_box(raw.event()))
+                    .is_some()
+            })
+        },
+    );
 
     // A DECK node's records as rstgen writes them (the fixtures are a few
     // hundred bytes: too short to time the reading rather than the setup).

@@ -6,7 +6,7 @@ mod clog_build;
 mod common;
 use clog_build::*;
 use common::*;
-use integrador_clog::{Body, Clog2Reader, Format, LegacyReader, Record};
+use integrador_clog::{Body, Clog2Reader, Event, Format, LegacyReader, Record};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -292,6 +292,54 @@ fn decoder_matches_expected_json() {
 }
 
 /// Every record `clog2_print` prints, field by field, in file order.
+/// The in-place read (`next_raw`) gives the very records `next_record`
+/// decodes, and its event view the very fields of their bodies.
+#[test]
+fn raw_records_are_the_decoded_ones() {
+    for name in FIXTURES {
+        let (records, _, _) = decode(&clog2(name));
+        let f = std::io::BufReader::new(std::fs::File::open(clog2(name)).unwrap());
+        let mut r = Clog2Reader::new(f).unwrap();
+        let mut i = 0;
+        let mut events = 0;
+        while let Some(raw) = r.next_raw().unwrap() {
+            let rec = raw.record().unwrap();
+            assert_eq!(rec, records[i], "{name}: record {i}");
+            let expected = match &rec.body {
+                Body::Bare { etype } => Some(Event::Bare { etype: *etype }),
+                Body::Cargo { etype, bytes } => Some(Event::Cargo {
+                    etype: *etype,
+                    bytes,
+                }),
+                Body::Msg {
+                    etype,
+                    icomm,
+                    rank,
+                    tag,
+                    size,
+                } => Some(Event::Msg {
+                    etype: *etype,
+                    icomm: *icomm,
+                    rank: *rank,
+                    tag: *tag,
+                    size: *size,
+                }),
+                Body::Coll { etype, root, size } => Some(Event::Coll {
+                    etype: *etype,
+                    root: *root,
+                    size: *size,
+                }),
+                _ => None,
+            };
+            events += usize::from(expected.is_some());
+            assert_eq!(raw.event(), expected, "{name}: record {i}");
+            i += 1;
+        }
+        assert_eq!(i, records.len(), "{name}");
+        assert!(events > 0, "{name}: no event records");
+    }
+}
+
 #[test]
 fn decoder_matches_clog2_print() {
     let cases = FIXTURES

@@ -14,6 +14,12 @@ fuzz_target!(|data: &[u8]| {
         }
         let _ = r.comm_table();
     }
+    // The in-place read the conversion uses, with its event view.
+    if let Ok(mut r) = Clog2Reader::new(data) {
+        while let Ok(Some(raw)) = r.next_raw() {
+            let _ = (raw.event(), raw.body());
+        }
+    }
     let mut r = LegacyReader::new(data);
     while let Ok(Some(rec)) = r.next_record() {
         let _ = rec.to_clog2();

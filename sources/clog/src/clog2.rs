@@ -358,6 +358,113 @@ pub struct Record {
     pub body: Body,
 }
 
+/// A record as it lies in its block: the header decoded, the body not
+/// yet ([`Clog2Reader::next_raw`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RawRecord<'a> {
+    /// Offset of its header in the file.
+    pub offset: u64,
+    /// Seconds since the run's start, on MPE's clock.
+    pub time: f64,
+    /// Communicator the event was logged under.
+    pub icomm: i32,
+    /// Rank within `icomm`.
+    pub rank: i32,
+    /// MPE thread id.
+    pub thread: i32,
+    /// Record type (0..=11).
+    pub rectype: i32,
+    body: &'a [u8],
+    endian: Endian,
+}
+
+/// An event record's fields, borrowed from its block ([`RawRecord::event`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Event<'a> {
+    /// [`Body::Bare`].
+    Bare {
+        /// Event type.
+        etype: i32,
+    },
+    /// [`Body::Cargo`].
+    Cargo {
+        /// Event type.
+        etype: i32,
+        /// Raw cargo.
+        bytes: &'a [u8; 32],
+    },
+    /// [`Body::Msg`].
+    Msg {
+        /// −101 send, −102 receive.
+        etype: i32,
+        /// Communicator of the partner rank.
+        icomm: i32,
+        /// Partner rank within `icomm`.
+        rank: i32,
+        /// Tag.
+        tag: i32,
+        /// Bytes.
+        size: i32,
+    },
+    /// [`Body::Coll`].
+    Coll {
+        /// Event type.
+        etype: i32,
+        /// Root rank.
+        root: i32,
+        /// Bytes.
+        size: i32,
+    },
+}
+
+impl<'a> RawRecord<'a> {
+    /// The body, decoded (definitions' strings allocated); `None` only if
+    /// the body is shorter than its type's, which the reader rules out.
+    pub fn body(&self) -> Option<Body> {
+        decode_body(self.rectype, &mut Cursor::new(self.body, self.endian))
+    }
+
+    /// The whole record, owned.
+    #[inline]
+    pub fn record(&self) -> Option<Record> {
+        Some(Record {
+            offset: self.offset,
+            time: self.time,
+            icomm: self.icomm,
+            rank: self.rank,
+            thread: self.thread,
+            body: self.body()?,
+        })
+    }
+
+    /// The event fields of an event record (bare, cargo, message,
+    /// collective), read without copying; `None` for any other type.
+    pub fn event(&self) -> Option<Event<'a>> {
+        let mut c = Cursor::new(self.body, self.endian);
+        Some(match self.rectype {
+            5 => Event::Bare { etype: c.i32()? },
+            6 => {
+                let (etype, _pad) = (c.i32()?, c.i32()?);
+                let bytes = self.body.get(8..40)?.try_into().ok()?;
+                Event::Cargo { etype, bytes }
+            }
+            7 => Event::Msg {
+                etype: c.i32()?,
+                icomm: c.i32()?,
+                rank: c.i32()?,
+                tag: c.i32()?,
+                size: c.i32()?,
+            },
+            8 => Event::Coll {
+                etype: c.i32()?,
+                root: c.i32()?,
+                size: c.i32()?,
+            },
+            _ => return None,
+        })
+    }
+}
+
 /// An entry of the communicator table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommEntry {
@@ -485,7 +592,24 @@ impl<R: Read> Clog2Reader<R> {
 
     /// The next record, ENDBLOCK and ENDLOG included; `Ok(None)` after
     /// ENDLOG. After an error, always `Ok(None)`.
+    #[inline]
     pub fn next_record(&mut self) -> Result<Option<Record>> {
+        let Some(raw) = self.next_raw()? else {
+            return Ok(None);
+        };
+        let offset = raw.offset;
+        match raw.record() {
+            Some(rec) => Ok(Some(rec)),
+            None => Err(self.fail(offset, ErrorKind::Layout("short body".into()))),
+        }
+    }
+
+    /// The next record as its header and body bytes, borrowed from the
+    /// block in memory: nothing is copied or allocated, and a caller that
+    /// needs only events ([`RawRecord::event`]) skips decoding the rest.
+    /// The record's size is checked against its type, so its body always
+    /// decodes. `Ok(None)` after ENDLOG and after an error.
+    pub fn next_raw(&mut self) -> Result<Option<RawRecord<'_>>> {
         if self.state != State::Reading {
             return Ok(None);
         }
@@ -525,22 +649,24 @@ impl<R: Read> Clog2Reader<R> {
                 )),
             ));
         }
-        let body = match decode_body(rectype, &mut c) {
-            Some(b) => b,
-            None => return Err(self.fail(offset, ErrorKind::Layout("short body".into()))),
-        };
-        match body {
-            Body::EndBlock => self.pos = None,
-            Body::EndLog => self.state = State::Ended,
+        match rectype {
+            1 => self.pos = None,
+            0 => self.state = State::Ended,
             _ => self.pos = Some(pos + size),
         }
-        Ok(Some(Record {
+        let body = self
+            .block
+            .get(pos + HEADER_SIZE..pos + size)
+            .unwrap_or_default();
+        Ok(Some(RawRecord {
             offset,
             time,
             icomm,
             rank,
             thread,
+            rectype,
             body,
+            endian: self.endian,
         }))
     }
 

@@ -30,7 +30,7 @@ mod scan;
 pub use config::MpiConfig;
 
 pub use nodes::{host_of_rank, read_nodes};
-use scan::Scan;
+use scan::{Ev, EvKind, Scan};
 
 use crate::clock::{parse_epoch_ns, seconds_to_ns};
 use crate::error::{Error, Result};
@@ -39,7 +39,6 @@ use crate::model::{ContainerId, LinkKey, Op, TypeId, ValueId};
 use crate::registry::Registry;
 use crate::source::{Clock, Converted, Converter, Lane, MessageStats, SourceStats, Timeline};
 use integrador_clog::clog2::cargo_string;
-use integrador_clog::{Body, Record};
 // foldhash: rank, row and channel lookups are per record (SipHash was 9%
 // of an MPI run); the seed is random per run, like std's.
 use foldhash::{HashMap, HashMapExt};
@@ -212,17 +211,17 @@ impl MpiSource {
         &mut self,
         reg: &mut Registry,
         out: &mut Timeline,
-        rec: &Record,
+        rec: &Ev,
         me: i32,
         mpe: i64,
     ) -> Result<()> {
-        let Body::Msg {
+        let EvKind::Msg {
             etype,
             icomm,
             rank,
             tag,
             size,
-        } = rec.body
+        } = rec.kind
         else {
             return Ok(());
         };
@@ -350,14 +349,14 @@ fn display_of(
 
 impl Converter for MpiSource {
     fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
-        let Some(rec) = self.reader.next(&self.path)? else {
+        let Some(rec) = self.reader.next_event(&self.path)? else {
             self.finish(out);
             return Ok(false);
         };
-        let etype = match rec.body {
-            Body::Bare { etype } | Body::Cargo { etype, .. } => Some(etype),
-            Body::Msg { .. } | Body::Coll { .. } => None,
-            _ => return Ok(true),
+        let etype = match rec.kind {
+            EvKind::Plain { etype } => Some(etype),
+            EvKind::Msg { .. } | EvKind::Coll => None,
+            EvKind::Other => return Ok(true),
         };
         let me = self.scan.wrank(rec.icomm, rec.rank);
         let Some(rank) = self.ranks.get(&me) else {

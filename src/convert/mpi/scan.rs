@@ -4,7 +4,7 @@ use super::{COMM_SELF_CREATE, RECV, SEND};
 use crate::error::{Error, Result};
 use crate::prefetch::{Next, Prefetch};
 use foldhash::HashMap;
-use integrador_clog::{Body, CommEntry, MpeReader, Preamble, Record};
+use integrador_clog::{Body, CommEntry, Event, MpeReader, Preamble, Record};
 use std::collections::BTreeMap;
 use std::io::BufReader;
 use std::path::Path;
@@ -113,10 +113,114 @@ impl Records {
         }
     }
 
+    /// The next record as the second pass reads it ([`Ev`]): a CLOG2
+    /// log's read in place, without copying its body or allocating a
+    /// definition's strings (the first pass has them).
+    pub(super) fn next_event(&mut self, path: &Path) -> Result<Option<Ev>> {
+        if let Src::Here(MpeReader::Clog2(r)) = &mut self.src {
+            if !self.tail {
+                let raw = r.next_raw().map_err(|e| Error::in_file(path, e))?;
+                return Ok(raw.map(|raw| Ev::of(&raw, raw.event())));
+            }
+        }
+        Ok(self.next(path)?.map(|rec| Ev::of_record(&rec)))
+    }
+
     /// What came after the records, once [`next`](Self::next) said `None`
     /// (opened with `tail`).
     pub(super) fn tail(&mut self) -> Tail {
         self.end.take().unwrap_or_default()
+    }
+}
+
+/// A record as the conversion reads it: where, when, whose, and the
+/// fields of an event; small and `Copy`.
+#[derive(Clone, Copy)]
+pub(super) struct Ev {
+    pub(super) offset: u64,
+    pub(super) time: f64,
+    pub(super) icomm: i32,
+    pub(super) rank: i32,
+    pub(super) thread: i32,
+    pub(super) kind: EvKind,
+}
+
+/// What an [`Ev`] is.
+#[derive(Clone, Copy)]
+pub(super) enum EvKind {
+    /// A bare or cargo event: a state's start or end, or a solo event.
+    Plain { etype: i32 },
+    /// A message end.
+    Msg {
+        etype: i32,
+        icomm: i32,
+        rank: i32,
+        tag: i32,
+        size: i32,
+    },
+    /// A collective: a row event with nothing to draw.
+    Coll,
+    /// Not an event (definitions, communicators, block ends...).
+    Other,
+}
+
+impl Ev {
+    fn of(raw: &integrador_clog::RawRecord<'_>, event: Option<Event<'_>>) -> Ev {
+        let kind = match event {
+            Some(Event::Bare { etype } | Event::Cargo { etype, .. }) => EvKind::Plain { etype },
+            Some(Event::Msg {
+                etype,
+                icomm,
+                rank,
+                tag,
+                size,
+            }) => EvKind::Msg {
+                etype,
+                icomm,
+                rank,
+                tag,
+                size,
+            },
+            Some(Event::Coll { .. }) => EvKind::Coll,
+            None => EvKind::Other,
+        };
+        Ev {
+            offset: raw.offset,
+            time: raw.time,
+            icomm: raw.icomm,
+            rank: raw.rank,
+            thread: raw.thread,
+            kind,
+        }
+    }
+
+    fn of_record(rec: &Record) -> Ev {
+        let kind = match rec.body {
+            Body::Bare { etype } | Body::Cargo { etype, .. } => EvKind::Plain { etype },
+            Body::Msg {
+                etype,
+                icomm,
+                rank,
+                tag,
+                size,
+            } => EvKind::Msg {
+                etype,
+                icomm,
+                rank,
+                tag,
+                size,
+            },
+            Body::Coll { .. } => EvKind::Coll,
+            _ => EvKind::Other,
+        };
+        Ev {
+            offset: rec.offset,
+            time: rec.time,
+            icomm: rec.icomm,
+            rank: rec.rank,
+            thread: rec.thread,
+            kind,
+        }
     }
 }
 
