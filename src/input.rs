@@ -322,6 +322,12 @@ impl Read for ThreadFile {
     }
 }
 
+impl Seek for ThreadFile {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        self.0.seek(to)
+    }
+}
+
 /// Whether `path` may be read on another thread: a regular file that is
 /// not one of the run's read-once inputs (those go through its spool).
 pub fn threadable(path: &Path) -> bool {

@@ -125,7 +125,16 @@ impl<K: Ord + Copy, T> Sorted<K, T> {
     pub fn push(&mut self, key: K, item: T) {
         match self.in_order.back() {
             Some((last, _)) if key < *last => self.heap.push(key, item),
-            _ => self.in_order.push_back((key, item)),
+            _ => {
+                self.in_order.push_back((key, item));
+                // The slots ahead were last written a whole ring ago (the
+                // reorder window: megabytes): asked for now, they are in
+                // the cache when written, instead of a store that misses
+                // and holds up the stores behind it.
+                if let Some(back) = self.in_order.back() {
+                    crate::prefetch::warm_ahead(back, 4);
+                }
+            }
         }
     }
 

@@ -69,8 +69,13 @@ pub fn claim_busy() -> bool {
     ok
 }
 
-fn release() {
-    SPARE.fetch_add(1, Ordering::Relaxed);
+/// A [`claim`]ed core, given back when dropped (its thread's end).
+pub struct Core;
+
+impl Drop for Core {
+    fn drop(&mut self) {
+        SPARE.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 enum Msg<T, F> {
@@ -104,13 +109,7 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
         let (tx, rx) = sync_channel::<Msg<T, F>>(DEPTH);
         let (back, spent) = sync_channel::<Vec<T>>(DEPTH + 2);
         std::thread::spawn(move || {
-            struct Release;
-            impl Drop for Release {
-                fn drop(&mut self) {
-                    release();
-                }
-            }
-            let core = Release;
+            let core = Core;
             let mut d = match open() {
                 Ok(d) => d,
                 Err(e) => {
@@ -206,6 +205,26 @@ pub fn warm<T>(item: &T) {
         unsafe {
             _mm_prefetch::<_MM_HINT_T0>(start);
             _mm_prefetch::<_MM_HINT_T0>(end);
+        }
+    }
+}
+
+/// [`warm`] for the slot `n` items after `item` in the same buffer: an
+/// address only, which may lie past the buffer's end (a prefetch never
+/// faults).
+#[inline(always)]
+pub fn warm_ahead<T>(item: &T, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
+        let at = (item as *const T).wrapping_add(n).cast::<i8>();
+        // SAFETY: a prefetch reads nothing and cannot fault, whatever the
+        // address.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_ET0>(at);
+            _mm_prefetch::<_MM_HINT_ET0>(
+                at.wrapping_add(std::mem::size_of::<T>().saturating_sub(1)),
+            );
         }
     }
 }

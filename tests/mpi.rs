@@ -928,6 +928,127 @@ fn legacy_clog_built_from_the_spec() {
 /// Unmatched sends and receives are reported, not drawn, not fatal; a
 /// little-endian (unmerged) file with processor names and no nodes file;
 /// a state that ends under another is closed without breaking nesting.
+/// A log long enough that its first pass is split between two cores
+/// (64 blocks or more): definitions, communicators, anchors, messages and
+/// MPE threads in both halves, one state redefined in the second.
+fn long_log(junk_blocks: usize) -> Vec<u8> {
+    let mut b = Clog2::new(false, 512);
+    b.junk_blocks = junk_blocks;
+    b.comm(0.0, 0, 0, 0, 0, "hostA");
+    b.comm(0.0, 0, 1, 1, 0, "hostA");
+    b.comm(0.0, 1, 0, 0, 1, "hostB");
+    b.comm(0.0, 1, 1, 2, 0, "hostB");
+    b.edef(0.0, 5000, "white", "integrador_anchor", "%s");
+    b.cargo(0.00001, 0, 5000, "1795265512.000010 100");
+    b.cargo(0.00002, 1, 5000, "1795265512.000020 200");
+    b.sdef(0.0, 300, 600, 601, "orange", "A");
+    let mut t = 0.001;
+    for i in 0..1500 {
+        t += 0.0001;
+        let rank = i % 2;
+        b.thread = i32::from(i % 7 == 0);
+        match i % 5 {
+            0 => b.bare(t, rank, 600),
+            1 => b.bare(t, rank, 601),
+            2 => b.bare(t, rank, 602),
+            3 => b.bare(t, rank, 603),
+            _ => b.msg(t, rank, rank == 0, 1 - rank, i % 3, 64),
+        }
+        if i == 1000 {
+            b.thread = 0;
+            b.sdef(t, 301, 602, 603, "forest green", "B");
+            b.sdef(t, 302, 600, 601, "red", "A again");
+            b.cargo(t, 0, 5000, "1795265599.000010 999");
+        }
+    }
+    b.thread = 0;
+    b.edef(t, 7000, "blue", "late event", "");
+    b.bare(t + 0.0001, 1, 7000);
+    b.finish()
+}
+
+/// Pass 1 of a long log, split between two cores, finds what one reading
+/// in order finds: same trace, same report, same errors, and an ENDLOG in
+/// the first half ends the log whatever follows it.
+#[test]
+fn first_pass_split_reads_as_one() {
+    let dir = tempdir();
+    let cut_at = |file: &[u8], frac: f64| file[..(file.len() as f64 * frac) as usize].to_vec();
+    let long = long_log(0);
+    assert!(long.len() > 1024 + 100 * 512, "long enough to split");
+    let mut bad_first = long.clone();
+    // A record type no CLOG2 has: the type field of the second block's
+    // first record.
+    let at = 1024 + 512 + 20;
+    bad_first[at..at + 4].copy_from_slice(&99i32.to_le_bytes());
+    let cases = [
+        ("long", long.clone()),
+        ("cut-second-half", cut_at(&long, 0.8)),
+        ("bad-first-half", cut_at(&bad_first, 0.8)),
+        // 200 blocks of junk after ENDLOG: the second half starts in them.
+        ("junk-after-endlog", {
+            let mut b = Clog2::new(false, 512);
+            b.junk_blocks = 200;
+            b.comm(0.0, 0, 0, 0, 0, "hostA");
+            b.comm(0.0, 0, 1, 1, 0, "hostA");
+            b.bare(0.001, 0, 600);
+            b.bare(0.002, 0, 601);
+            b.finish()
+        }),
+    ];
+    for (name, file) in cases {
+        let log = dir.path().join(format!("{name}.clog2"));
+        std::fs::write(&log, &file).unwrap();
+        let mut runs = Vec::new();
+        for threads in ["1", "2"] {
+            let trace = dir.path().join(format!("{name}-{threads}.paje"));
+            let o = integrador(&[
+                "--threads",
+                threads,
+                "-mpi",
+                log.to_str().unwrap(),
+                "--mpi-start",
+                "1795265512",
+                "-o",
+                trace.to_str().unwrap(),
+            ]);
+            let s = stderr(&o).replace(&format!("{name}-{threads}.paje"), "OUT");
+            runs.push((o.status.code(), s, std::fs::read(&trace).ok()));
+        }
+        assert_eq!(
+            (&runs[0].0, &runs[0].1),
+            (&runs[1].0, &runs[1].1),
+            "{name}: --threads 1 and 2 differ"
+        );
+        assert!(runs[0].2 == runs[1].2, "{name}: the traces differ");
+        let (code, s, trace) = &runs[0];
+        match name {
+            "long" | "junk-after-endlog" => {
+                assert_eq!(*code, Some(0), "{name}: {s}");
+                assert_valid(&dir.path().join(format!("{name}-1.paje")));
+                assert!(trace.is_some());
+            }
+            "cut-second-half" => {
+                assert_eq!(*code, Some(1), "{name}: {s}");
+                assert!(s.contains("file ends"), "{name}: {s}");
+            }
+            _ => {
+                assert_eq!(*code, Some(1), "{name}: {s}");
+                assert!(
+                    s.contains(&format!("byte {}: unknown record type 99", at - 20)),
+                    "{name}: {s}"
+                );
+            }
+        }
+    }
+    // The redefinition in the second half wins, as in order.
+    let s = std::fs::read_to_string(dir.path().join("long-2.paje")).unwrap();
+    assert!(
+        s.contains("\"A again\""),
+        "the second half's definition is used"
+    );
+}
+
 #[test]
 fn unmatched_messages_and_crossed_states_are_reported() {
     let mut b = Clog2::new(false, 512);

@@ -14,10 +14,22 @@ fuzz_target!(|data: &[u8]| {
         }
         let _ = r.comm_table();
     }
-    // The in-place read the conversion uses, with its event view.
+    // The in-place read the conversion uses, with its event view, and the
+    // log read in two halves as a split first pass reads it.
     if let Ok(mut r) = Clog2Reader::new(data) {
+        let preamble = r.preamble().clone();
+        r.stop_at_block(1);
         while let Ok(Some(raw)) = r.next_raw() {
             let _ = (raw.event(), raw.body());
+        }
+        let at = 1024 + preamble.block_size as usize;
+        if let (false, Some(rest)) = (r.ended(), data.get(at..)) {
+            if let Ok(mut r) = Clog2Reader::resume(rest, preamble, 1) {
+                while let Ok(Some(raw)) = r.next_raw() {
+                    let _ = raw.event();
+                }
+                let _ = r.comm_table();
+            }
         }
     }
     let mut r = LegacyReader::new(data);

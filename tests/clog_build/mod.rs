@@ -12,6 +12,9 @@ pub struct Clog2 {
     pub comm_table: Vec<(i32, i32, &'static str)>,
     /// The MPE thread field of the records appended next.
     pub thread: i32,
+    /// Blocks of junk laid out after the ENDLOG block, before the
+    /// communicator table (a reader must not look at them).
+    pub junk_blocks: usize,
 }
 
 fn text(out: &mut Vec<u8>, s: &str, n: usize) {
@@ -29,6 +32,7 @@ impl Clog2 {
             cur: Vec::new(),
             comm_table: Vec::new(),
             thread: 0,
+            junk_blocks: 0,
         }
     }
 
@@ -138,6 +142,9 @@ impl Clog2 {
         let mut b = std::mem::take(&mut self.cur);
         b.resize(self.block_size, 0);
         self.blocks.push(b);
+        for _ in 0..self.junk_blocks {
+            self.blocks.push(vec![0xEE; self.block_size]);
+        }
         let fptr = 1024 + self.blocks.len() * self.block_size;
         let mut pre = Vec::new();
         for tok in [

@@ -439,6 +439,7 @@ impl<'a> RawRecord<'a> {
 
     /// The event fields of an event record (bare, cargo, message,
     /// collective), read without copying; `None` for any other type.
+    #[inline]
     pub fn event(&self) -> Option<Event<'a>> {
         let mut c = Cursor::new(self.body, self.endian);
         Some(match self.rectype {
@@ -480,6 +481,8 @@ pub struct CommEntry {
 enum State {
     Reading,
     Ended,
+    /// At the block limit ([`Clog2Reader::stop_at_block`]), before ENDLOG.
+    Stopped,
     Failed,
 }
 
@@ -493,6 +496,8 @@ pub struct Clog2Reader<R> {
     block_start: u64,
     /// Position of the next record in `block`; `None` = load the next one.
     pos: Option<usize>,
+    /// The file offset at which to stop instead of loading a block.
+    limit: Option<u64>,
     /// File offset just past the last byte read from `inner`.
     consumed: u64,
     state: State,
@@ -532,10 +537,57 @@ impl<R: Read> Clog2Reader<R> {
             block: Vec::new(),
             block_start: PREAMBLE_SIZE as u64,
             pos: None,
+            limit: None,
             consumed: PREAMBLE_SIZE as u64,
             preamble,
             state: State::Reading,
         })
+    }
+
+    /// A reader of the log whose `preamble` was read elsewhere, starting
+    /// at block `block` (counted from 0 after the preamble): `inner` is
+    /// already at that block's first byte. Offsets in records and errors
+    /// are the file's. One half of a log can so be read while another
+    /// reader reads the other ([`Self::stop_at_block`]).
+    pub fn resume(inner: R, preamble: Preamble, block: u64) -> Result<Self> {
+        let start = block
+            .checked_mul(u64::from(preamble.block_size))
+            .and_then(|b| b.checked_add(PREAMBLE_SIZE as u64))
+            .ok_or_else(|| {
+                Error::new(
+                    0,
+                    ErrorKind::Absurd(format!("block {block} is beyond any file")),
+                )
+            })?;
+        Ok(Clog2Reader {
+            inner,
+            endian: if preamble.big_endian {
+                Endian::Big
+            } else {
+                Endian::Little
+            },
+            block: Vec::new(),
+            block_start: start,
+            pos: None,
+            limit: None,
+            consumed: start,
+            preamble,
+            state: State::Reading,
+        })
+    }
+
+    /// Ends the records before block `block` instead of reading on:
+    /// [`Self::next_raw`] then says `None` there, as at ENDLOG, and
+    /// [`Self::ended`] tells the two apart.
+    pub fn stop_at_block(&mut self, block: u64) {
+        self.limit = block
+            .checked_mul(u64::from(self.preamble.block_size))
+            .and_then(|b| b.checked_add(PREAMBLE_SIZE as u64));
+    }
+
+    /// Whether the ENDLOG record was read.
+    pub fn ended(&self) -> bool {
+        self.state == State::Ended
     }
 
     /// The preamble.
@@ -609,6 +661,7 @@ impl<R: Read> Clog2Reader<R> {
     /// needs only events ([`RawRecord::event`]) skips decoding the rest.
     /// The record's size is checked against its type, so its body always
     /// decodes. `Ok(None)` after ENDLOG and after an error.
+    #[inline]
     pub fn next_raw(&mut self) -> Result<Option<RawRecord<'_>>> {
         if self.state != State::Reading {
             return Ok(None);
@@ -616,6 +669,10 @@ impl<R: Read> Clog2Reader<R> {
         let pos = match self.pos {
             Some(p) => p,
             None => {
+                if self.limit.is_some_and(|l| self.consumed >= l) {
+                    self.state = State::Stopped;
+                    return Ok(None);
+                }
                 self.load_block()?;
                 0
             }

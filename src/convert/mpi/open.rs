@@ -55,7 +55,7 @@ impl MpiSource {
             notes,
             ..SourceStats::default()
         };
-        let reader = scan::Records::open(path, false)?;
+        let reader = scan::Records::open(path)?;
         let converter = MpiSource {
             path: path.to_path_buf(),
             config: std::sync::Arc::clone(&mpi),
@@ -86,9 +86,9 @@ fn world_ranks(
 ) -> Result<BTreeSet<i32>> {
     let size = preamble.and_then(|p| p.int("max_comm_world_size"));
     let mut world: BTreeSet<i32> = BTreeSet::new();
-    let mut firsts: Vec<_> = scan.first_at.iter().collect();
-    firsts.sort_by_key(|(_, &at)| at);
-    for (&(icomm, rank), &at) in firsts {
+    let mut firsts: Vec<_> = scan.seen.iter().map(|(&k, s)| (k, s.first_at)).collect();
+    firsts.sort_by_key(|&(_, at)| at);
+    for ((icomm, rank), at) in firsts {
         let w = scan.wrank(icomm, rank);
         if let Some(size) = size.filter(|&n| n > 0 && (w < 0 || i64::from(w) >= n)) {
             return Err(Error::in_file(
@@ -292,9 +292,9 @@ fn anchor_notes(by_host: &BTreeMap<String, Vec<i64>>) -> (Option<String>, Vec<St
 fn rows(scan: &Scan, ranks: &BTreeMap<i32, Rank>, reg: &mut Registry) -> HashMap<(i32, i32), Row> {
     let thread_ty = reg.level_type(Role::Thread);
     let mut rows: HashMap<(i32, i32), Row> = HashMap::new();
-    let mut row_keys: Vec<_> = scan.row_events.iter().collect();
+    let mut row_keys: Vec<_> = scan.row_events().collect();
     row_keys.sort();
-    for (&(icomm, rank, thread), &n) in row_keys {
+    for ((icomm, rank, thread), n) in row_keys {
         let w = scan.wrank(icomm, rank);
         let Some(r) = ranks.get(&w) else { continue };
         let (container, kind) = match (thread, thread_ty) {

@@ -2,12 +2,14 @@
 
 use super::{COMM_SELF_CREATE, RECV, SEND};
 use crate::error::{Error, Result};
-use crate::prefetch::{Next, Prefetch};
 use foldhash::HashMap;
-use integrador_clog::{Body, CommEntry, Event, MpeReader, Preamble, Record};
+use integrador_clog::clog2::PREAMBLE_SIZE;
+use integrador_clog::{Body, Clog2Reader, CommEntry, Event, MpeReader, Preamble, Record};
 use std::collections::BTreeMap;
-use std::io::BufReader;
+use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// An MPE log of either format, read from an input.
 pub(super) type Reader = MpeReader<BufReader<crate::input::Reader>>;
@@ -29,108 +31,63 @@ fn open_as(path: &Path, format: integrador_clog::Format) -> Result<Reader> {
     MpeReader::new(format, buf).map_err(|e| Error::in_file(path, e))
 }
 
-/// What a log says after its records: the preamble (read first, kept
-/// for the ranks' count) and the communicator table CLOG2 writes last.
-#[derive(Default)]
-pub(super) struct Tail {
-    pub(super) preamble: Option<Preamble>,
-    pub(super) table: Vec<CommEntry>,
+/// What the end of `r` says, once its records are read: the
+/// communicator table CLOG2 writes last.
+fn table_of<R: std::io::Read>(r: &mut MpeReader<R>, path: &Path) -> Result<Vec<CommEntry>> {
+    r.comm_table().map_err(|e| Error::in_file(path, e))
 }
 
-/// What the end of `r` says, once its records are read.
-fn tail_of<R: std::io::Read>(r: &mut MpeReader<R>, path: &Path) -> Result<Tail> {
-    let table = r.comm_table().map_err(|e| Error::in_file(path, e))?;
-    Ok(Tail {
-        preamble: r.preamble().cloned(),
-        table,
-    })
-}
-
-enum Src {
-    Here(Reader),
-    Thread(Prefetch<Option<Record>, Option<Tail>>),
-}
-
-/// A log's records, for either pass: read here, or decoded on a thread of
-/// their own when a core is spare (crate::prefetch). Only the first pass
-/// takes the spare core (nothing is written yet). The second reads here
-/// and leaves that core to the writer: a record is large and quick to
-/// decode, and handing each across cores cost more than decoding it
-/// (100 MB: 1.03 s decoded on a thread, 0.80 s here).
+/// A log's records as the second pass reads them.
 pub(super) struct Records {
-    src: Src,
-    /// Whether the end is read (the first pass).
-    tail: bool,
-    end: Option<Tail>,
+    reader: Reader,
 }
 
 impl Records {
-    /// Opens `path`; with `tail`, its end is read too ([`Records::tail`]).
-    pub(super) fn open(path: &Path, tail: bool) -> Result<Records> {
-        let format = format(path)?;
-        let src = if tail && crate::input::threadable(path) && crate::prefetch::claim() {
-            let (p, q, e) = (path.to_path_buf(), path.to_path_buf(), path.to_path_buf());
-            let size = crate::input::buffer_size(path);
-            Src::Thread(Prefetch::spawn(
-                move || {
-                    let f = crate::input::open_on_thread(&p).map_err(|e| Error::in_file(&p, e))?;
-                    MpeReader::new(format, BufReader::with_capacity(size, f))
-                        .map_err(|e| Error::in_file(&p, e))
-                },
-                move |r, slot| {
-                    *slot = r.next_record().map_err(|e| Error::in_file(&q, e))?;
-                    Ok(slot.is_some())
-                },
-                move |r| tail.then(|| tail_of(r, &e)).transpose(),
-            ))
-        } else {
-            Src::Here(open_as(path, format)?)
-        };
+    /// Opens `path`.
+    pub(super) fn open(path: &Path) -> Result<Records> {
         Ok(Records {
-            src,
-            tail,
-            end: None,
+            reader: open_as(path, format(path)?)?,
         })
     }
 
-    /// The next record; `None` at the end.
-    pub(super) fn next(&mut self, path: &Path) -> Result<Option<Record>> {
-        match &mut self.src {
-            Src::Here(r) => {
-                let rec = r.next_record().map_err(|e| Error::in_file(path, e))?;
-                if rec.is_none() && self.tail && self.end.is_none() {
-                    self.end = Some(tail_of(r, path)?);
-                }
-                Ok(rec)
-            }
-            Src::Thread(p) => match p.next_record()? {
-                Next::Record(slot) => Ok(slot.take()),
-                Next::End(tail) => {
-                    self.end = self.end.take().or(tail);
-                    Ok(None)
-                }
-            },
-        }
-    }
-
-    /// The next record as the second pass reads it ([`Ev`]): a CLOG2
-    /// log's read in place, without copying its body or allocating a
-    /// definition's strings (the first pass has them).
+    /// The next record ([`Ev`]): a CLOG2 log's read in place, without
+    /// copying its body or allocating a definition's strings (the first
+    /// pass has them). Decoding on another core was tried: handing each
+    /// record across cores cost more than decoding it (100 MB: 1.03 s
+    /// decoded on a thread, 0.80 s here, before the read in place).
     pub(super) fn next_event(&mut self, path: &Path) -> Result<Option<Ev>> {
-        if let Src::Here(MpeReader::Clog2(r)) = &mut self.src {
-            if !self.tail {
+        match &mut self.reader {
+            MpeReader::Clog2(r) => {
                 let raw = r.next_raw().map_err(|e| Error::in_file(path, e))?;
-                return Ok(raw.map(|raw| Ev::of(&raw, raw.event())));
+                Ok(raw.map(|raw| Ev::of(&raw, raw.event())))
+            }
+            r => {
+                let rec = r.next_record().map_err(|e| Error::in_file(path, e))?;
+                Ok(rec.map(|rec| Ev::of_record(&rec)))
             }
         }
-        Ok(self.next(path)?.map(|rec| Ev::of_record(&rec)))
     }
+}
 
-    /// What came after the records, once [`next`](Self::next) said `None`
-    /// (opened with `tail`).
-    pub(super) fn tail(&mut self) -> Tail {
-        self.end.take().unwrap_or_default()
-    }
+/// Blocks a CLOG2 log needs before its first pass is split between two
+/// cores (64 KiB blocks: 4 MiB); below, a thread costs more than it saves.
+const SPLIT_BLOCKS: u64 = 64;
+
+/// Where pass 1 splits `reader`'s log between two cores (the first block
+/// of the second half), with the core claimed; `None` when the log is
+/// small, not CLOG2, not a regular file, or no core is spare.
+fn split_point(path: &Path, reader: &Reader) -> Option<u64> {
+    let MpeReader::Clog2(r) = reader else {
+        return None;
+    };
+    let p = r.preamble();
+    let end = match p.commtable_fptr {
+        0 => std::fs::metadata(path).ok()?.len(),
+        fptr => fptr,
+    };
+    let blocks = end.saturating_sub(PREAMBLE_SIZE as u64) / u64::from(p.block_size).max(1);
+    let ok = blocks >= SPLIT_BLOCKS && crate::input::threadable(path) && crate::prefetch::claim();
+    ok.then_some(blocks / 2)
 }
 
 /// A record as the conversion reads it: where, when, whose, and the
@@ -233,6 +190,14 @@ pub(super) struct StateDef {
 
 pub(super) type FirstCargo = (f64, [u8; 32], u64);
 
+/// What pass 1 learns of one (icomm, rank).
+pub(super) struct Seen {
+    /// Offset of its first event record.
+    pub(super) first_at: u64,
+    /// Event records of its MPE thread 0.
+    pub(super) thread0: u64,
+}
+
 /// What pass 1 learns.
 #[derive(Default)]
 pub(super) struct Scan {
@@ -244,14 +209,25 @@ pub(super) struct Scan {
     pub(super) events: HashMap<i32, (String, String)>,
     /// First cargo event per (etype, icomm, rank): time, cargo, offset.
     pub(super) cargo_first: HashMap<(i32, i32, i32), FirstCargo>,
-    pub(super) row_events: HashMap<(i32, i32, i32), u64>,
-    /// The first record of each (icomm, rank), for messages.
-    pub(super) first_at: HashMap<(i32, i32), u64>,
-    pub(super) rank_span: HashMap<(i32, i32), (f64, f64)>,
+    /// Per (icomm, rank): where its first event is and how many its MPE
+    /// thread 0 logged (one lookup per record).
+    pub(super) seen: HashMap<(i32, i32), Seen>,
+    /// Events of the other MPE threads, per (icomm, rank, thread).
+    pub(super) thread_events: HashMap<(i32, i32, i32), u64>,
     pub(super) msgs: HashMap<(i32, i32, i32, i32, i32, bool), u64>,
 }
 
 impl Scan {
+    /// Event records per (icomm, rank, MPE thread).
+    pub(super) fn row_events(&self) -> impl Iterator<Item = ((i32, i32, i32), u64)> + '_ {
+        let zeros = self
+            .seen
+            .iter()
+            .filter(|(_, s)| s.thread0 > 0)
+            .map(|(&(c, r), s)| ((c, r, 0), s.thread0));
+        zeros.chain(self.thread_events.iter().map(|(&k, &n)| (k, n)))
+    }
+
     pub(super) fn wrank(&self, icomm: i32, rank: i32) -> i32 {
         // The map has every (icomm, rank) a CLOG2 file uses; MPE-1 CLOG
         // has world ranks only.
@@ -260,84 +236,273 @@ impl Scan {
 
     /// Reads the whole log; the preamble comes back apart.
     pub(super) fn run(path: &Path) -> Result<(Scan, Option<Preamble>)> {
-        let mut reader = Records::open(path, true)?;
+        let mut reader = open_as(path, format(path)?)?;
+        if let Some(half) = split_point(path, &reader) {
+            return Scan::halves(path, reader, half);
+        }
         let mut s = Scan::default();
-        while let Some(rec) = reader.next(path)? {
-            let key = (rec.icomm, rec.rank);
-            match &rec.body {
-                Body::Comm {
-                    etype,
-                    icomm,
-                    rank,
-                    wrank,
-                    gcomm,
-                } => {
-                    s.comm.insert((*icomm, *rank), *wrank);
-                    if *etype == COMM_SELF_CREATE && !gcomm.processor.is_empty() {
-                        s.processor
-                            .insert(*wrank, (*icomm, gcomm.processor.clone()));
+        s.read(&mut reader, path, None)?;
+        s.table = table_of(&mut reader, path)?;
+        Ok((s, reader.preamble().cloned()))
+    }
+
+    /// Reads `r`'s records (until `stop` is set, when given).
+    fn read<R: std::io::Read>(
+        &mut self,
+        r: &mut MpeReader<R>,
+        path: &Path,
+        stop: Option<&AtomicBool>,
+    ) -> Result<()> {
+        let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
+        match r {
+            MpeReader::Clog2(r) => {
+                // In place: only definitions are decoded whole.
+                while let Some(raw) = r.next_raw().map_err(|e| Error::in_file(path, e))? {
+                    match raw.event() {
+                        Some(ev) => self.event(Head::of_raw(&raw), ev),
+                        None => {
+                            if let Some(body) = raw.body() {
+                                self.definition(&body);
+                            }
+                        }
+                    }
+                    if stopped() {
+                        break;
                     }
                 }
-                Body::StateDef {
-                    start,
-                    end,
-                    color,
-                    name,
-                    ..
-                } => {
-                    let idx = s.states.len();
-                    s.states.push(StateDef {
-                        name: name.clone(),
-                        color: color.clone(),
-                    });
-                    s.state_of_etype.insert(*start, (idx, true));
-                    s.state_of_etype.insert(*end, (idx, false));
-                }
-                Body::EventDef {
-                    etype, color, name, ..
-                } => {
-                    s.events.insert(*etype, (name.clone(), color.clone()));
-                }
-                _ => {}
             }
-            let is_event = matches!(
-                rec.body,
-                Body::Bare { .. } | Body::Cargo { .. } | Body::Msg { .. } | Body::Coll { .. }
-            );
-            if !is_event {
-                continue;
-            }
-            *s.row_events
-                .entry((rec.icomm, rec.rank, rec.thread))
-                .or_default() += 1;
-            s.first_at
-                .entry((rec.icomm, rec.rank))
-                .or_insert(rec.offset);
-            let span = s.rank_span.entry(key).or_insert((rec.time, rec.time));
-            span.0 = span.0.min(rec.time);
-            span.1 = span.1.max(rec.time);
-            match rec.body {
-                Body::Cargo { etype, bytes } => {
-                    s.cargo_first
-                        .entry((etype, rec.icomm, rec.rank))
-                        .or_insert((rec.time, bytes, rec.offset));
+            r => {
+                while let Some(rec) = r.next_record().map_err(|e| Error::in_file(path, e))? {
+                    match event_of(&rec.body) {
+                        Some(ev) => self.event(Head::of_record(&rec), ev),
+                        None => self.definition(&rec.body),
+                    }
                 }
-                Body::Msg {
-                    etype,
-                    icomm,
-                    rank,
-                    tag,
-                    ..
-                } if etype == SEND || etype == RECV => {
-                    *s.msgs
-                        .entry((rec.icomm, rec.rank, icomm, rank, tag, etype == SEND))
-                        .or_default() += 1;
-                }
-                _ => {}
             }
         }
-        let tail = reader.tail();
-        s.table = tail.table;
-        Ok((s, tail.preamble))
+        Ok(())
     }
+
+    /// Pass 1 of a large CLOG2 log on two cores: `reader` reads the
+    /// blocks before `half` here while a thread reads the others, and the
+    /// halves' findings are joined as one reading in order would have
+    /// found them ([`Scan::join`]). The first half's error, or its ENDLOG,
+    /// decides before anything the second half found.
+    fn halves(path: &Path, mut reader: Reader, half: u64) -> Result<(Scan, Option<Preamble>)> {
+        let Some(preamble) = reader.preamble().cloned() else {
+            return Err(Error::input("internal: a CLOG2 log without its preamble"));
+        };
+        let bs = u64::from(preamble.block_size);
+        let stop = Arc::new(AtomicBool::new(false));
+        let second = {
+            let (path, preamble, stop) = (path.to_path_buf(), preamble.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let _core = crate::prefetch::Core;
+                let mut f =
+                    crate::input::open_on_thread(&path).map_err(|e| Error::in_file(&path, e))?;
+                f.seek(SeekFrom::Start(PREAMBLE_SIZE as u64 + half * bs))
+                    .map_err(|e| Error::in_file(&path, e))?;
+                let buf = BufReader::with_capacity(crate::input::buffer_size(&path), f);
+                let r = Clog2Reader::resume(buf, preamble, half)
+                    .map_err(|e| Error::in_file(&path, e))?;
+                let mut r = MpeReader::Clog2(r);
+                let mut s = Scan::default();
+                s.read(&mut r, &path, Some(&stop))?;
+                if !stop.load(Ordering::Relaxed) {
+                    s.table = table_of(&mut r, &path)?;
+                }
+                Ok::<Scan, Error>(s)
+            })
+        };
+        if let MpeReader::Clog2(r) = &mut reader {
+            r.stop_at_block(half);
+        }
+        let mut s = Scan::default();
+        let mine = s.read(&mut reader, path, None);
+        let ended = matches!(&reader, MpeReader::Clog2(r) if r.ended());
+        if mine.is_err() || ended {
+            stop.store(true, Ordering::Relaxed);
+        }
+        let theirs = second
+            .join()
+            .map_err(|_| Error::input("internal: the second half's reader ended without a word"))?;
+        mine?;
+        if ended {
+            s.table = table_of(&mut reader, path)?;
+        } else {
+            s.join(theirs?);
+        }
+        Ok((s, Some(preamble)))
+    }
+
+    /// Adds what the log's next blocks say, as reading on would have.
+    fn join(&mut self, next: Scan) {
+        // Later definitions win, as they would have overwritten.
+        self.comm.extend(next.comm);
+        self.processor.extend(next.processor);
+        let base = self.states.len();
+        self.states.extend(next.states);
+        self.state_of_etype.extend(
+            next.state_of_etype
+                .into_iter()
+                .map(|(e, (i, start))| (e, (i + base, start))),
+        );
+        self.events.extend(next.events);
+        // Firsts stay the earlier half's; counts add up.
+        for (k, v) in next.cargo_first {
+            self.cargo_first.entry(k).or_insert(v);
+        }
+        for (k, v) in next.seen {
+            self.seen
+                .entry(k)
+                .and_modify(|s| s.thread0 += v.thread0)
+                .or_insert(v);
+        }
+        for (k, n) in next.thread_events {
+            *self.thread_events.entry(k).or_default() += n;
+        }
+        for (k, n) in next.msgs {
+            *self.msgs.entry(k).or_default() += n;
+        }
+        self.table = next.table;
+    }
+
+    /// What a definition or communicator record says.
+    fn definition(&mut self, body: &Body) {
+        match body {
+            Body::Comm {
+                etype,
+                icomm,
+                rank,
+                wrank,
+                gcomm,
+            } => {
+                self.comm.insert((*icomm, *rank), *wrank);
+                if *etype == COMM_SELF_CREATE && !gcomm.processor.is_empty() {
+                    self.processor
+                        .insert(*wrank, (*icomm, gcomm.processor.clone()));
+                }
+            }
+            Body::StateDef {
+                start,
+                end,
+                color,
+                name,
+                ..
+            } => {
+                let idx = self.states.len();
+                self.states.push(StateDef {
+                    name: name.clone(),
+                    color: color.clone(),
+                });
+                self.state_of_etype.insert(*start, (idx, true));
+                self.state_of_etype.insert(*end, (idx, false));
+            }
+            Body::EventDef {
+                etype, color, name, ..
+            } => {
+                self.events.insert(*etype, (name.clone(), color.clone()));
+            }
+            _ => {}
+        }
+    }
+
+    /// Counts an event record.
+    fn event(&mut self, h: Head, ev: Event<'_>) {
+        let seen = self.seen.entry((h.icomm, h.rank)).or_insert(Seen {
+            first_at: h.offset,
+            thread0: 0,
+        });
+        if h.thread == 0 {
+            seen.thread0 += 1;
+        } else {
+            *self
+                .thread_events
+                .entry((h.icomm, h.rank, h.thread))
+                .or_default() += 1;
+        }
+        match ev {
+            Event::Cargo { etype, bytes } => {
+                self.cargo_first
+                    .entry((etype, h.icomm, h.rank))
+                    .or_insert((h.time, *bytes, h.offset));
+            }
+            Event::Msg {
+                etype,
+                icomm,
+                rank,
+                tag,
+                ..
+            } if etype == SEND || etype == RECV => {
+                *self
+                    .msgs
+                    .entry((h.icomm, h.rank, icomm, rank, tag, etype == SEND))
+                    .or_default() += 1;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A record's header.
+#[derive(Clone, Copy)]
+struct Head {
+    offset: u64,
+    time: f64,
+    icomm: i32,
+    rank: i32,
+    thread: i32,
+}
+
+impl Head {
+    fn of_raw(raw: &integrador_clog::RawRecord<'_>) -> Head {
+        Head {
+            offset: raw.offset,
+            time: raw.time,
+            icomm: raw.icomm,
+            rank: raw.rank,
+            thread: raw.thread,
+        }
+    }
+
+    fn of_record(rec: &Record) -> Head {
+        Head {
+            offset: rec.offset,
+            time: rec.time,
+            icomm: rec.icomm,
+            rank: rec.rank,
+            thread: rec.thread,
+        }
+    }
+}
+
+/// A decoded body's event view, as [`integrador_clog::RawRecord::event`]
+/// gives it.
+fn event_of(body: &Body) -> Option<Event<'_>> {
+    Some(match body {
+        Body::Bare { etype } => Event::Bare { etype: *etype },
+        Body::Cargo { etype, bytes } => Event::Cargo {
+            etype: *etype,
+            bytes,
+        },
+        Body::Msg {
+            etype,
+            icomm,
+            rank,
+            tag,
+            size,
+        } => Event::Msg {
+            etype: *etype,
+            icomm: *icomm,
+            rank: *rank,
+            tag: *tag,
+            size: *size,
+        },
+        Body::Coll { etype, root, size } => Event::Coll {
+            etype: *etype,
+            root: *root,
+            size: *size,
+        },
+        _ => return None,
+    })
 }
