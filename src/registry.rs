@@ -463,20 +463,31 @@ impl Registry {
 
     /// The innermost container holding both `a` and `b` (`None` = root).
     pub fn common_ancestor(&self, a: ContainerId, b: ContainerId) -> Option<ContainerId> {
-        let mut chain = Vec::new();
-        let mut x = Some(a);
-        while let Some(c) = x {
-            chain.push(c);
-            x = self.container(c).parent;
-        }
-        let mut y = Some(b);
-        while let Some(c) = y {
-            if chain.contains(&c) {
-                return Some(c);
+        // Climbed level with level, without a list: a link end asks for
+        // every message.
+        let depth = |mut c: ContainerId| {
+            let mut d = 0usize;
+            while let Some(p) = self.container(c).parent {
+                c = p;
+                d += 1;
             }
-            y = self.container(c).parent;
+            d
+        };
+        let (mut x, mut y) = (a, b);
+        let (mut dx, mut dy) = (depth(x), depth(y));
+        while dx > dy {
+            x = self.container(x).parent?;
+            dx -= 1;
         }
-        None
+        while dy > dx {
+            y = self.container(y).parent?;
+            dy -= 1;
+        }
+        while x != y {
+            x = self.container(x).parent?;
+            y = self.container(y).parent?;
+        }
+        Some(x)
     }
 
     /// A new link channel, unique in the run (see [`crate::model::LinkKey`]).
@@ -662,6 +673,24 @@ mod tests {
         assert_ne!(a, c);
         assert_eq!(r.cluster_of_machine(a), Some("cluster.example"));
         assert_eq!(r.hosts_seen().len(), 3);
+    }
+
+    #[test]
+    fn common_ancestors_climb_both_ends() {
+        let mut r = Registry::new(Hierarchy::builtin());
+        let (m1, m2) = (r.machine("node01", None), r.machine("node02", None));
+        let (p1, p2) = (r.process(m1, 10).unwrap(), r.process(m2, 20).unwrap());
+        let (t1, t2) = (r.thread(m1, 10, 11).unwrap(), r.thread(m1, 10, 12).unwrap());
+        assert_eq!(r.common_ancestor(t1, t2), Some(p1));
+        assert_eq!(r.common_ancestor(t1, p1), Some(p1));
+        assert_eq!(r.common_ancestor(p1, t1), Some(p1));
+        assert_eq!(r.common_ancestor(t1, t1), Some(t1));
+        assert_eq!(r.common_ancestor(t1, m1), Some(m1));
+        // Two machines meet at their cluster.
+        let c = r.container(m1).parent;
+        assert!(c.is_some());
+        assert_eq!(r.common_ancestor(t1, p2), c);
+        assert_eq!(r.common_ancestor(p2, t2), c);
     }
 
     #[test]

@@ -21,7 +21,7 @@
 
 use crate::error::{Error, Result};
 use crate::eventmap::{EventDef, EventMap, Level, LinkEnd};
-use crate::hierarchy::Role;
+use crate::hierarchy::{Display, Role};
 use crate::model::{ContainerId, LinkKey, Op, TypeId, ValueId};
 use crate::registry::Registry;
 use crate::source::{Clock, Converted, Converter, Lane, MessageStats, SourceStats, Timeline};
@@ -178,9 +178,14 @@ impl Conv {
         to: ContainerId,
         value: &str,
     ) -> (ContainerId, TypeId, ValueId) {
+        // Per link end: the display is only read when the link is new.
+        const PLAIN: Display = Display {
+            name: None,
+            color: None,
+        };
         let name = self.map.links.get(link).map_or("", |l| l.name.as_str());
-        let display = self.map.values.get(value).cloned().unwrap_or_default();
-        reg.link(from, to, name, value, &display)
+        let display = self.map.values.get(value).unwrap_or(&PLAIN);
+        reg.link(from, to, name, value, display)
     }
 
     fn link_key(&mut self, reg: &mut Registry, k: Key) -> LinkKey {
