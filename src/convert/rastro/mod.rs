@@ -88,6 +88,9 @@ struct Row {
     depth: usize,
 }
 
+/// A link's holder, type and value.
+type Drawn3 = (ContainerId, TypeId, ValueId);
+
 /// Converts the libRastro files of a run.
 pub struct RastroSource {
     records: Records,
@@ -108,6 +111,9 @@ struct Conv {
     partner: HashMap<Key, usize>,
     keys: Keys,
     channels: HashMap<Key, u32>,
+    /// What the registry said of each (link, from, to), per value name:
+    /// asked for every message end.
+    link_types: HashMap<(usize, ContainerId, ContainerId), Vec<(Box<str>, Drawn3)>>,
     state_values: HashMap<TypeId, HashMap<String, ValueId>>,
     in_flight: HashMap<Key, (i64, usize)>,
     /// The link ends of the record being converted (kept for its capacity).
@@ -177,15 +183,21 @@ impl Conv {
         from: ContainerId,
         to: ContainerId,
         value: &str,
-    ) -> (ContainerId, TypeId, ValueId) {
+    ) -> Drawn3 {
         // Per link end: the display is only read when the link is new.
         const PLAIN: Display = Display {
             name: None,
             color: None,
         };
+        let known = self.link_types.entry((link, from, to)).or_default();
+        if let Some((_, t)) = known.iter().find(|(v, _)| &**v == value) {
+            return *t;
+        }
         let name = self.map.links.get(link).map_or("", |l| l.name.as_str());
         let display = self.map.values.get(value).unwrap_or(&PLAIN);
-        reg.link(from, to, name, value, display)
+        let t = reg.link(from, to, name, value, display);
+        known.push((value.into(), t));
+        t
     }
 
     fn link_key(&mut self, reg: &mut Registry, k: Key) -> LinkKey {

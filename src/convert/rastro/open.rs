@@ -133,6 +133,7 @@ impl RastroSource {
                 fifo: HashMap::new(),
             },
             channels: HashMap::new(),
+            link_types: HashMap::new(),
             state_values: HashMap::new(),
             in_flight: HashMap::new(),
             found: Vec::new(),
