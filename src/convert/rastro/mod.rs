@@ -90,6 +90,8 @@ struct Row {
 
 /// A link's holder, type and value.
 type Drawn3 = (ContainerId, TypeId, ValueId);
+/// Per value name, what the registry said of one (link, from, to).
+type LinkTypes = Vec<(Box<str>, Drawn3)>;
 
 /// Converts the libRastro files of a run.
 pub struct RastroSource {
@@ -113,7 +115,7 @@ struct Conv {
     channels: HashMap<Key, u32>,
     /// What the registry said of each (link, from, to), per value name:
     /// asked for every message end.
-    link_types: HashMap<(usize, ContainerId, ContainerId), Vec<(Box<str>, Drawn3)>>,
+    link_types: HashMap<(usize, ContainerId, ContainerId), LinkTypes>,
     state_values: HashMap<TypeId, HashMap<String, ValueId>>,
     in_flight: HashMap<Key, (i64, usize)>,
     /// The link ends of the record being converted (kept for its capacity).
