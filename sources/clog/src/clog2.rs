@@ -661,7 +661,10 @@ impl<R: Read> Clog2Reader<R> {
     /// needs only events ([`RawRecord::event`]) skips decoding the rest.
     /// The record's size is checked against its type, so its body always
     /// decodes. `Ok(None)` after ENDLOG and after an error.
-    #[inline]
+    // Inlined into the caller's loop, the record stays in registers: a
+    // record returned through memory and read back at once made the main
+    // thread wait for its stores (100 MB log: 0.55 -> 0.47 s).
+    #[inline(always)]
     pub fn next_raw(&mut self) -> Result<Option<RawRecord<'_>>> {
         if self.state != State::Reading {
             return Ok(None);
