@@ -97,6 +97,10 @@ type LinkTypes = Vec<(Box<str>, Drawn3)>;
 pub struct RastroSource {
     records: Records,
     conv: Conv,
+    /// The conversion's map too, lent to it per record apart from its
+    /// own fields (an `Arc` cloned per record was two locked
+    /// instructions, each waiting for every store before it).
+    map: Arc<EventMap>,
 }
 
 /// What the conversion knows, apart from the records it reads (which it
@@ -518,7 +522,7 @@ impl Converter for RastroSource {
                 Ok(false)
             }
             Some(item) => {
-                self.conv.step(reg, out, item)?;
+                self.conv.step(reg, out, item, &self.map)?;
                 Ok(true)
             }
         }
@@ -528,14 +532,20 @@ impl Converter for RastroSource {
 impl Conv {
     /// Converts one step of the run: a record, then what follows it in
     /// its file.
-    fn step(&mut self, reg: &mut Registry, out: &mut Timeline, item: &Item) -> Result<()> {
+    fn step(
+        &mut self,
+        reg: &mut Registry,
+        out: &mut Timeline,
+        item: &Item,
+        map: &EventMap,
+    ) -> Result<()> {
         let i = item.file;
         let Some(lane) = self.files.get(i).map(|f| f.lane) else {
             return Ok(());
         };
         // Every file's start was taken when the run was opened.
         if item.has_rec {
-            let (rec, map) = (&item.rec, Arc::clone(&self.map));
+            let rec = &item.rec;
             match map.events.get(&rec.ty) {
                 None => *self.unknown_ids.entry(rec.ty).or_default() += 1,
                 Some(def) => {

@@ -121,8 +121,9 @@ impl RastroSource {
             .iter()
             .map(|f| messages.clocks.host(&f.host))
             .collect();
+        let map = Arc::new(map);
         let conv = Conv {
-            map: Arc::new(map),
+            map: Arc::clone(&map),
             files,
             rows,
             rank_container,
@@ -145,7 +146,10 @@ impl RastroSource {
             empty_pops: 0,
             ends,
         };
-        Ok(Converted::new(RastroSource { records, conv }, timeline))
+        Ok(Converted::new(
+            RastroSource { records, conv, map },
+            timeline,
+        ))
     }
 }
 
