@@ -120,7 +120,10 @@ struct Conv {
     /// What the registry said of each (link, from, to), per value name:
     /// asked for every message end.
     link_types: HashMap<(usize, ContainerId, ContainerId), LinkTypes>,
-    state_values: HashMap<TypeId, HashMap<String, ValueId>>,
+    /// The state value of an event type on a row type: its map names
+    /// one per event type (`set` or `push`), looked up without hashing
+    /// the name per record.
+    state_values: HashMap<(TypeId, u16), ValueId>,
     in_flight: HashMap<Key, (i64, usize)>,
     /// The link ends of the record being converted (kept for its capacity).
     found: Vec<(Option<Key>, u64)>,
@@ -135,16 +138,13 @@ struct Conv {
 }
 
 impl Conv {
-    fn state_value(&mut self, reg: &mut Registry, ty: TypeId, name: &str) -> ValueId {
-        if let Some(&v) = self.state_values.get(&ty).and_then(|m| m.get(name)) {
+    fn state_value(&mut self, reg: &mut Registry, ty: TypeId, event: u16, name: &str) -> ValueId {
+        if let Some(&v) = self.state_values.get(&(ty, event)) {
             return v;
         }
         let d = self.map.values.get(name).cloned().unwrap_or_default();
         let v = reg.value_of(ty, name, &d);
-        self.state_values
-            .entry(ty)
-            .or_default()
-            .insert(name.to_string(), v);
+        self.state_values.insert((ty, event), v);
         v
     }
 
@@ -364,11 +364,13 @@ impl Conv {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn state(
         &mut self,
         reg: &mut Registry,
         out: &mut Timeline,
         i: usize,
+        event: u16,
         def: &EventDef,
         pos: u64,
         time: i64,
@@ -379,7 +381,7 @@ impl Conv {
         let (container, ty) = (row.container, row.state_ty);
         let mut depth = row.depth;
         if let Some(v) = &def.set {
-            let value = self.state_value(reg, ty, v);
+            let value = self.state_value(reg, ty, event, v);
             out.push_on(
                 self.files[i].lane,
                 pos,
@@ -392,7 +394,7 @@ impl Conv {
             )?;
             depth = 1;
         } else if let Some(v) = &def.push {
-            let value = self.state_value(reg, ty, v);
+            let value = self.state_value(reg, ty, event, v);
             out.push_on(
                 self.files[i].lane,
                 pos,
@@ -431,7 +433,7 @@ impl Conv {
             r.depth = depth;
         }
         if let Some(v) = &def.event {
-            let value = self.state_value(reg, row.event_ty, v);
+            let value = self.state_value(reg, row.event_ty, event, v);
             out.push_on(
                 self.files[i].lane,
                 pos,
@@ -549,7 +551,7 @@ impl Conv {
             match map.events.get(&rec.ty) {
                 None => *self.unknown_ids.entry(rec.ty).or_default() += 1,
                 Some(def) => {
-                    self.state(reg, out, i, def, rec.offset, rec.time_ns)?;
+                    self.state(reg, out, i, rec.ty, def, rec.offset, rec.time_ns)?;
                     self.links(reg, out, i, def, rec, rec.time_ns)?;
                 }
             }
