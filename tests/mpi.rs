@@ -6,7 +6,7 @@ mod clog_build;
 mod common;
 use clog_build::*;
 use common::*;
-use integrador_clog::{Body, Clog2Reader, Event, Format, LegacyReader, Record};
+use integrador_clog::{Body, Clog2Reader, Format, LegacyReader, Record};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -305,32 +305,12 @@ fn raw_records_are_the_decoded_ones() {
         while let Some(raw) = r.next_raw().unwrap() {
             let rec = raw.record().unwrap();
             assert_eq!(rec, records[i], "{name}: record {i}");
-            let expected = match &rec.body {
-                Body::Bare { etype } => Some(Event::Bare { etype: *etype }),
-                Body::Cargo { etype, bytes } => Some(Event::Cargo {
-                    etype: *etype,
-                    bytes,
-                }),
-                Body::Msg {
-                    etype,
-                    icomm,
-                    rank,
-                    tag,
-                    size,
-                } => Some(Event::Msg {
-                    etype: *etype,
-                    icomm: *icomm,
-                    rank: *rank,
-                    tag: *tag,
-                    size: *size,
-                }),
-                Body::Coll { etype, root, size } => Some(Event::Coll {
-                    etype: *etype,
-                    root: *root,
-                    size: *size,
-                }),
-                _ => None,
-            };
+            let expected = rec.body.event();
+            let is_event = matches!(
+                rec.body,
+                Body::Bare { .. } | Body::Cargo { .. } | Body::Msg { .. } | Body::Coll { .. }
+            );
+            assert_eq!(expected.is_some(), is_event, "{name}: record {i}");
             events += usize::from(expected.is_some());
             assert_eq!(raw.event(), expected, "{name}: record {i}");
             i += 1;
@@ -928,12 +908,10 @@ fn legacy_clog_built_from_the_spec() {
 /// Unmatched sends and receives are reported, not drawn, not fatal; a
 /// little-endian (unmerged) file with processor names and no nodes file;
 /// a state that ends under another is closed without breaking nesting.
-/// A log long enough that its first pass is split between two cores
-/// (64 blocks or more): definitions, communicators, anchors, messages and
-/// MPE threads in both halves, one state redefined in the second.
-fn long_log(junk_blocks: usize) -> Vec<u8> {
+/// A log begun with ranks 0 and 1 on hostA and hostB, each anchored
+/// (pids 100 and 200).
+fn two_anchored_ranks() -> Clog2 {
     let mut b = Clog2::new(false, 512);
-    b.junk_blocks = junk_blocks;
     b.comm(0.0, 0, 0, 0, 0, "hostA");
     b.comm(0.0, 0, 1, 1, 0, "hostA");
     b.comm(0.0, 1, 0, 0, 1, "hostB");
@@ -941,6 +919,15 @@ fn long_log(junk_blocks: usize) -> Vec<u8> {
     b.edef(0.0, 5000, "white", "integrador_anchor", "%s");
     b.cargo(0.00001, 0, 5000, "1795265512.000010 100");
     b.cargo(0.00002, 1, 5000, "1795265512.000020 200");
+    b
+}
+
+/// A log long enough that its first pass is split between two cores
+/// (64 blocks or more): definitions, communicators, anchors, messages and
+/// MPE threads in both halves, one state redefined in the second.
+fn long_log(junk_blocks: usize) -> Vec<u8> {
+    let mut b = two_anchored_ranks();
+    b.junk_blocks = junk_blocks;
     b.sdef(0.0, 300, 600, 601, "orange", "A");
     let mut t = 0.001;
     for i in 0..1500 {
@@ -1051,14 +1038,7 @@ fn first_pass_split_reads_as_one() {
 
 #[test]
 fn unmatched_messages_and_crossed_states_are_reported() {
-    let mut b = Clog2::new(false, 512);
-    b.comm(0.0, 0, 0, 0, 0, "hostA");
-    b.comm(0.0, 0, 1, 1, 0, "hostA");
-    b.comm(0.0, 1, 0, 0, 1, "hostB");
-    b.comm(0.0, 1, 1, 2, 0, "hostB");
-    b.edef(0.0, 5000, "white", "integrador_anchor", "%s");
-    b.cargo(0.00001, 0, 5000, "1795265512.000010 100");
-    b.cargo(0.00002, 1, 5000, "1795265512.000020 200");
+    let mut b = two_anchored_ranks();
     b.bare(0.001, 0, 600); // A starts
     b.bare(0.002, 0, 602); // B starts inside A
     b.bare(0.003, 0, 601); // A ends while B is open: crossed

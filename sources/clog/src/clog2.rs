@@ -319,6 +319,33 @@ pub enum Body {
 }
 
 impl Body {
+    /// The event fields of an event record, as [`RawRecord::event`] reads
+    /// them in place; `None` for any other type.
+    pub fn event(&self) -> Option<Event<'_>> {
+        Some(match self {
+            Body::Bare { etype } => Event::Bare { etype: *etype },
+            Body::Cargo { etype, bytes } => Event::Cargo {
+                etype: *etype,
+                bytes,
+            },
+            &Body::Msg {
+                etype,
+                icomm,
+                rank,
+                tag,
+                size,
+            } => Event::Msg {
+                etype,
+                icomm,
+                rank,
+                tag,
+                size,
+            },
+            &Body::Coll { etype, root, size } => Event::Coll { etype, root, size },
+            _ => return None,
+        })
+    }
+
     /// The `clog2_print` name of the record type.
     pub fn name(&self) -> &'static str {
         match self {

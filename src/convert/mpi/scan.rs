@@ -59,11 +59,11 @@ impl Records {
         match &mut self.reader {
             MpeReader::Clog2(r) => {
                 let raw = r.next_raw().map_err(|e| Error::in_file(path, e))?;
-                Ok(raw.map(|raw| Ev::of(&raw, raw.event())))
+                Ok(raw.map(|raw| Ev::new(Head::of_raw(&raw), raw.event())))
             }
             r => {
                 let rec = r.next_record().map_err(|e| Error::in_file(path, e))?;
-                Ok(rec.map(|rec| Ev::of_record(&rec)))
+                Ok(rec.map(|rec| Ev::new(Head::of_record(&rec), rec.body.event())))
             }
         }
     }
@@ -122,7 +122,7 @@ pub(super) enum EvKind {
 }
 
 impl Ev {
-    fn of(raw: &integrador_clog::RawRecord<'_>, event: Option<Event<'_>>) -> Ev {
+    fn new(h: Head, event: Option<Event<'_>>) -> Ev {
         let kind = match event {
             Some(Event::Bare { etype } | Event::Cargo { etype, .. }) => EvKind::Plain { etype },
             Some(Event::Msg {
@@ -142,40 +142,11 @@ impl Ev {
             None => EvKind::Other,
         };
         Ev {
-            offset: raw.offset,
-            time: raw.time,
-            icomm: raw.icomm,
-            rank: raw.rank,
-            thread: raw.thread,
-            kind,
-        }
-    }
-
-    fn of_record(rec: &Record) -> Ev {
-        let kind = match rec.body {
-            Body::Bare { etype } | Body::Cargo { etype, .. } => EvKind::Plain { etype },
-            Body::Msg {
-                etype,
-                icomm,
-                rank,
-                tag,
-                size,
-            } => EvKind::Msg {
-                etype,
-                icomm,
-                rank,
-                tag,
-                size,
-            },
-            Body::Coll { .. } => EvKind::Coll,
-            _ => EvKind::Other,
-        };
-        Ev {
-            offset: rec.offset,
-            time: rec.time,
-            icomm: rec.icomm,
-            rank: rec.rank,
-            thread: rec.thread,
+            offset: h.offset,
+            time: h.time,
+            icomm: h.icomm,
+            rank: h.rank,
+            thread: h.thread,
             kind,
         }
     }
@@ -273,7 +244,7 @@ impl Scan {
             }
             r => {
                 while let Some(rec) = r.next_record().map_err(|e| Error::in_file(path, e))? {
-                    match event_of(&rec.body) {
+                    match rec.body.event() {
                         Some(ev) => self.event(Head::of_record(&rec), ev),
                         None => self.definition(&rec.body),
                     }
@@ -474,35 +445,4 @@ impl Head {
             thread: rec.thread,
         }
     }
-}
-
-/// A decoded body's event view, as [`integrador_clog::RawRecord::event`]
-/// gives it.
-fn event_of(body: &Body) -> Option<Event<'_>> {
-    Some(match body {
-        Body::Bare { etype } => Event::Bare { etype: *etype },
-        Body::Cargo { etype, bytes } => Event::Cargo {
-            etype: *etype,
-            bytes,
-        },
-        Body::Msg {
-            etype,
-            icomm,
-            rank,
-            tag,
-            size,
-        } => Event::Msg {
-            etype: *etype,
-            icomm: *icomm,
-            rank: *rank,
-            tag: *tag,
-            size: *size,
-        },
-        Body::Coll { etype, root, size } => Event::Coll {
-            etype: *etype,
-            root: *root,
-            size: *size,
-        },
-        _ => return None,
-    })
 }
