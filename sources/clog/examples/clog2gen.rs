@@ -51,14 +51,15 @@ fn text(s: &str, n: usize) -> Vec<u8> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let (ranks, iters, path) = match args.as_slice() {
-        [_, r, i, p] => (
-            r.parse::<i32>().unwrap(),
-            i.parse::<u64>().unwrap(),
-            p.clone(),
-        ),
-        _ => panic!("usage: clog2gen RANKS ITERATIONS OUT"),
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (Some(ranks), Some(iters), Some(path), None) = (
+        args.first().and_then(|a| a.parse::<i32>().ok()),
+        args.get(1).and_then(|a| a.parse::<u64>().ok()),
+        args.get(2).cloned(),
+        args.get(3),
+    ) else {
+        eprintln!("usage: clog2gen RANKS ITERATIONS OUT");
+        std::process::exit(2);
     };
     let mut file = BufWriter::new(std::fs::File::create(&path).unwrap());
     let mut pre = Vec::new();
