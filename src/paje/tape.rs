@@ -17,9 +17,11 @@ use std::io::{self, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
-/// Tape bytes per chunk handed on: large enough that the channel costs
-/// nothing per line, small enough to stay in cache.
-const CHUNK: usize = 1 << 16;
+/// Tape bytes per chunk handed on: large enough that the channel, and
+/// waking the formatting thread, cost nothing per line (256 KiB against
+/// 64 KiB: 100 MB of PCP 0.39 -> 0.37 s, CLOG2 the same; 1.4 MiB more
+/// memory), small enough to stay in the caches.
+const CHUNK: usize = 1 << 18;
 /// Chunks in flight between the writer and the formatting thread.
 const DEPTH: usize = 4;
 
