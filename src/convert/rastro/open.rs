@@ -23,12 +23,24 @@ impl RastroSource {
             .counting("byte");
         let (files, opened) = open_files(paths, &mut timeline, clock_of)?;
         let maps: Vec<_> = files.iter().map(|f| timeline.lane_map(f.lane)).collect();
-        let pass1 = Records::open(&files, maps.clone(), Some(opened))?;
+        // Pass 1 needs only the records that say a pid, a tid or a link
+        // end: the others stay on the decoding thread.
+        let mut keep = vec![false; usize::from(u16::MAX) + 1];
+        for (&ty, def) in &map.events {
+            let needed = def.process.is_some()
+                || def.thread.is_some()
+                || def.link_start.is_some()
+                || def.link_end.is_some();
+            if let Some(k) = keep.get_mut(usize::from(ty)) {
+                *k = needed;
+            }
+        }
+        let pass1 = Records::open(&files, maps.clone(), Some(opened), Some(keep))?;
         let seen = file_ids(&files)?;
         let (scan, bad) = Scan::run(&files, pass1, &map)?;
         // Pass 2 reads the files again from their start, which comes
         // first for each file: its first record's time, or its end.
-        let mut records = Records::open(&files, maps, None)?;
+        let mut records = Records::open(&files, maps, None, None)?;
         let mut ends = Vec::new();
         for f in &files {
             let Some(item) = records.next()?.filter(|i| !i.has_rec) else {

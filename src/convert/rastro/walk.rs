@@ -159,13 +159,20 @@ struct Reading<R: Read> {
 /// The files merged on corrected time (ties: file order).
 pub(super) struct Walk<R: Read> {
     files: Vec<Reading<R>>,
+    /// The event types whose records are handed on (by type id); `None`:
+    /// all. The others are read past where they are decoded.
+    keep: Option<Vec<bool>>,
     heap: crate::order::MinQueue<(i64, usize), ()>,
     /// Files whose start was given.
     started: usize,
 }
 
 impl<R: Read> Walk<R> {
-    fn new(readers: Vec<(PathBuf, RstReader<R>)>, maps: &[LaneMap]) -> Walk<R> {
+    fn new(
+        readers: Vec<(PathBuf, RstReader<R>)>,
+        maps: &[LaneMap],
+        keep: Option<Vec<bool>>,
+    ) -> Walk<R> {
         let files = readers
             .into_iter()
             .zip(maps)
@@ -179,6 +186,7 @@ impl<R: Read> Walk<R> {
             .collect();
         Walk {
             files,
+            keep,
             heap: crate::order::MinQueue::default(),
             started: 0,
         }
@@ -212,11 +220,21 @@ impl<R: Read> Walk<R> {
             item.after = self.advance(i)?;
             return Ok(true);
         }
-        let Some(((_, i), ())) = self.heap.pop() else {
-            return Ok(false);
-        };
-        let Some(f) = self.files.get_mut(i) else {
-            return Ok(false);
+        let (i, f) = loop {
+            let Some(((_, i), ())) = self.heap.pop() else {
+                return Ok(false);
+            };
+            let Some(f) = self.files.get(i) else {
+                return Ok(false);
+            };
+            let kept = self
+                .keep
+                .as_ref()
+                .is_none_or(|k| k.get(usize::from(f.rec.ty)).copied().unwrap_or(false));
+            if kept {
+                break (i, f);
+            }
+            self.advance(i)?;
         };
         item.rec.fill(&f.rec);
         item.file = i;
@@ -240,10 +258,13 @@ pub(super) enum Records {
 impl Records {
     /// Starts a pass over `files`, placed by `maps`; `opened` are their
     /// readers when the caller opened them already (past their INIT).
+    /// `keep`, when given, names by type id the records the pass needs;
+    /// the others are decoded (to read past them) but not handed on.
     pub(super) fn open(
         files: &[FileInfo],
         maps: Vec<LaneMap>,
         opened: Option<Vec<RstReader<crate::input::Reader>>>,
+        keep: Option<Vec<bool>>,
     ) -> Result<Records> {
         let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
         let threadable = paths.len() <= THREAD_FILES
@@ -257,7 +278,7 @@ impl Records {
                     .map(|p| open_file(p).map(|(r, _)| r))
                     .collect::<Result<_>>()?,
             };
-            let walk = Walk::new(paths.into_iter().zip(readers).collect(), &maps);
+            let walk = Walk::new(paths.into_iter().zip(readers).collect(), &maps, keep);
             return Ok(Records::Here(walk, Box::default()));
         }
         drop(opened);
@@ -269,7 +290,7 @@ impl Records {
                     let r = RstReader::new(f).map_err(|e| Error::in_file(&p, e))?;
                     readers.push((p, r));
                 }
-                Ok(Walk::new(readers, &maps))
+                Ok(Walk::new(readers, &maps, keep))
             },
             |w, item| w.next_into(item),
             |_| Ok(()),
