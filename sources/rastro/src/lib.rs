@@ -630,10 +630,20 @@ fn parse<S: Src>(
             u128::from(e.u32(src.bytes()?))
         }
     };
-    let ns = (clock.base + ticks)
-        .checked_mul(1_000_000_000)
-        .map(|x| x / u128::from(clock.resolution))
-        .and_then(|x| i64::try_from(x).ok());
+    let total = clock.base + ticks;
+    // Nanosecond and microsecond clocks (libRastro's current and old
+    // layouts) need no 128-bit division, a library call per record: the
+    // same value, without it (beyond i64 either way gives `None`).
+    let ns = if clock.resolution == 1_000_000_000 {
+        Some(total)
+    } else if clock.resolution == 1_000_000 {
+        total.checked_mul(1_000)
+    } else {
+        total
+            .checked_mul(1_000_000_000)
+            .map(|x| x / u128::from(clock.resolution))
+    }
+    .and_then(|x| i64::try_from(x).ok());
     let Some(ns) = ns else {
         return Err(Short::Err(Error {
             offset: start,

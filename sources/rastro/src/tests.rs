@@ -183,6 +183,23 @@ proptest::proptest! {
         let mut rec = Record::default();
         while let Ok(true) = r.next_into(&mut rec) {}
     }
+
+    /// Every resolution gives `floor(ticks × 1e9 / resolution)`, the
+    /// nanosecond and microsecond ones (read without a division) included.
+    #[test]
+    fn times_are_exact_at_every_resolution(
+        res in proptest::sample::select(vec![1_000u64, 1_000_000, 1_000_000_000, 1_000_003, 2_500_000_000]),
+        dt in 0i64..4_000_000_000_000,
+    ) {
+        let t0 = 1_795_264_894_000_000_000;
+        let mut w = Writer::new(Layout::Current, res, 0, 0, "h", t0);
+        w.event(1, t0 + dt, &[]);
+        w.stop(t0 + dt);
+        let (_, recs, _) = read_all(w.bytes());
+        let ticks = i128::from(t0 + dt) * i128::from(res) / 1_000_000_000;
+        let want = ticks * 1_000_000_000 / i128::from(res);
+        proptest::prop_assert_eq!(i128::from(recs[0].time_ns), want);
+    }
 }
 
 #[test]
