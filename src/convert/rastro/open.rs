@@ -23,19 +23,8 @@ impl RastroSource {
             .counting("byte");
         let (files, opened) = open_files(paths, &mut timeline, clock_of)?;
         let maps: Vec<_> = files.iter().map(|f| timeline.lane_map(f.lane)).collect();
-        // Pass 1 needs only the records that say a pid, a tid or a link
-        // end: the others stay on the decoding thread.
-        let mut keep = vec![false; usize::from(u16::MAX) + 1];
-        for (&ty, def) in &map.events {
-            let needed = def.process.is_some()
-                || def.thread.is_some()
-                || def.link_start.is_some()
-                || def.link_end.is_some();
-            if let Some(k) = keep.get_mut(usize::from(ty)) {
-                *k = needed;
-            }
-        }
-        let pass1 = Records::open(&files, maps.clone(), Some(opened), Some(keep))?;
+        let keep = Some(pass1_types(&map));
+        let pass1 = Records::open(&files, maps.clone(), Some(opened), keep)?;
         let seen = file_ids(&files)?;
         let (scan, bad) = Scan::run(&files, pass1, &map)?;
         // Pass 2 reads the files again from their start, which comes
@@ -243,4 +232,20 @@ fn rank_containers(
         rank_container.insert(rank, c);
     }
     rank_container
+}
+
+/// By type id, the records pass 1 needs: those that say a pid, a tid or
+/// a link end. The others stay on the decoding thread.
+fn pass1_types(map: &EventMap) -> Vec<bool> {
+    let mut keep = vec![false; usize::from(u16::MAX) + 1];
+    for (&ty, def) in &map.events {
+        let needed = def.process.is_some()
+            || def.thread.is_some()
+            || def.link_start.is_some()
+            || def.link_end.is_some();
+        if let Some(k) = keep.get_mut(usize::from(ty)) {
+            *k = needed;
+        }
+    }
+    keep
 }
