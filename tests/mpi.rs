@@ -6,7 +6,7 @@ mod clog_build;
 mod common;
 use clog_build::*;
 use common::*;
-use integrador_clog::{Body, Clog2Reader, Format, LegacyReader, Record};
+use integrador_clog::{Body, Clog2Reader, Format, LegacyReader, Msg, Record};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -203,13 +203,13 @@ fn decoder_matches_expected_json() {
         let mut sends: BTreeMap<(i32, i32, i32, i32), u64> = BTreeMap::new();
         let mut recvs: BTreeMap<(i32, i32, i32, i32), u64> = BTreeMap::new();
         for r in &records {
-            if let Body::Msg {
+            if let Body::Msg(Msg {
                 etype,
                 icomm,
                 rank,
                 tag,
                 size,
-            } = r.body
+            }) = r.body
             {
                 let me = comm[&(r.icomm, r.rank)];
                 let partner = comm[&(icomm, rank)];
@@ -308,7 +308,7 @@ fn raw_records_are_the_decoded_ones() {
             let expected = rec.body.event();
             let is_event = matches!(
                 rec.body,
-                Body::Bare { .. } | Body::Cargo { .. } | Body::Msg { .. } | Body::Coll { .. }
+                Body::Bare { .. } | Body::Cargo { .. } | Body::Msg(_) | Body::Coll(_)
             );
             assert_eq!(expected.is_some(), is_event, "{name}: record {i}");
             events += usize::from(expected.is_some());
@@ -354,13 +354,13 @@ fn decoder_matches_clog2_print() {
                 Body::Bare { etype } | Body::Cargo { etype, .. } => {
                     assert_eq!(body["et"], etype.to_string(), "{ctx}")
                 }
-                Body::Msg {
+                Body::Msg(Msg {
                     etype,
                     icomm,
                     rank,
                     tag,
                     size,
-                } => {
+                }) => {
                     assert_eq!(
                         body["et"],
                         if *etype == -101 { "send" } else { "recv" },
@@ -832,25 +832,25 @@ fn legacy_clog_built_from_the_spec() {
             .iter()
             .filter_map(|r| r.to_clog2())
             .map(|r| r.body)
-            .filter(|b| matches!(b, Body::Msg { .. }))
+            .filter(|b| matches!(b, Body::Msg(_)))
             .collect();
         assert_eq!(
             msgs,
             vec![
-                Body::Msg {
+                Body::Msg(Msg {
                     etype: -101,
                     icomm: 0,
                     rank: 1,
                     tag: 1,
                     size: 0
-                },
-                Body::Msg {
+                }),
+                Body::Msg(Msg {
                     etype: -102,
                     icomm: 0,
                     rank: 0,
                     tag: 1,
                     size: 0
-                },
+                }),
             ]
         );
 

@@ -213,6 +213,54 @@ pub struct Gcomm {
     pub processor: String,
 }
 
+/// A point-to-point message end (`MSGEVT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Msg {
+    /// −101 send, −102 receive.
+    pub etype: i32,
+    /// Communicator of the partner rank.
+    pub icomm: i32,
+    /// Partner rank within `icomm`.
+    pub rank: i32,
+    /// Tag.
+    pub tag: i32,
+    /// Bytes.
+    pub size: i32,
+}
+
+impl Msg {
+    fn read(c: &mut Cursor) -> Option<Msg> {
+        Some(Msg {
+            etype: c.i32()?,
+            icomm: c.i32()?,
+            rank: c.i32()?,
+            tag: c.i32()?,
+            size: c.i32()?,
+        })
+    }
+}
+
+/// A collective (`COLLEVT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Coll {
+    /// Event type.
+    pub etype: i32,
+    /// Root rank.
+    pub root: i32,
+    /// Bytes.
+    pub size: i32,
+}
+
+impl Coll {
+    fn read(c: &mut Cursor) -> Option<Coll> {
+        Some(Coll {
+            etype: c.i32()?,
+            root: c.i32()?,
+            size: c.i32()?,
+        })
+    }
+}
+
 /// A record type's body.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Body {
@@ -268,27 +316,9 @@ pub enum Body {
         bytes: [u8; 32],
     },
     /// A point-to-point message end.
-    Msg {
-        /// −101 send, −102 receive.
-        etype: i32,
-        /// Communicator of the partner rank.
-        icomm: i32,
-        /// Partner rank within `icomm`.
-        rank: i32,
-        /// Tag.
-        tag: i32,
-        /// Bytes.
-        size: i32,
-    },
+    Msg(Msg),
     /// A collective.
-    Coll {
-        /// Event type.
-        etype: i32,
-        /// Root rank.
-        root: i32,
-        /// Bytes.
-        size: i32,
-    },
+    Coll(Coll),
     /// A communicator event: maps `(icomm, rank)` to world rank `wrank`.
     Comm {
         /// 0 world create, 1 self create, 10 free, 100.. intra, 1000 inter.
@@ -328,20 +358,8 @@ impl Body {
                 etype: *etype,
                 bytes,
             },
-            &Body::Msg {
-                etype,
-                icomm,
-                rank,
-                tag,
-                size,
-            } => Event::Msg {
-                etype,
-                icomm,
-                rank,
-                tag,
-                size,
-            },
-            &Body::Coll { etype, root, size } => Event::Coll { etype, root, size },
+            Body::Msg(m) => Event::Msg(*m),
+            Body::Coll(c) => Event::Coll(*c),
             _ => return None,
         })
     }
@@ -356,8 +374,8 @@ impl Body {
             Body::ConstDef { .. } => "cdef",
             Body::Bare { .. } => "bare",
             Body::Cargo { .. } => "cago",
-            Body::Msg { .. } => "msg",
-            Body::Coll { .. } => "coll",
+            Body::Msg(_) => "msg",
+            Body::Coll(_) => "coll",
             Body::Comm { .. } => "comm",
             Body::SrcLoc { .. } => "loc",
             Body::TimeShift { .. } => "shft",
@@ -421,27 +439,9 @@ pub enum Event<'a> {
         bytes: &'a [u8; 32],
     },
     /// [`Body::Msg`].
-    Msg {
-        /// −101 send, −102 receive.
-        etype: i32,
-        /// Communicator of the partner rank.
-        icomm: i32,
-        /// Partner rank within `icomm`.
-        rank: i32,
-        /// Tag.
-        tag: i32,
-        /// Bytes.
-        size: i32,
-    },
+    Msg(Msg),
     /// [`Body::Coll`].
-    Coll {
-        /// Event type.
-        etype: i32,
-        /// Root rank.
-        root: i32,
-        /// Bytes.
-        size: i32,
-    },
+    Coll(Coll),
 }
 
 impl<'a> RawRecord<'a> {
@@ -476,18 +476,8 @@ impl<'a> RawRecord<'a> {
                 let bytes = self.body.get(8..40)?.try_into().ok()?;
                 Event::Cargo { etype, bytes }
             }
-            7 => Event::Msg {
-                etype: c.i32()?,
-                icomm: c.i32()?,
-                rank: c.i32()?,
-                tag: c.i32()?,
-                size: c.i32()?,
-            },
-            8 => Event::Coll {
-                etype: c.i32()?,
-                root: c.i32()?,
-                size: c.i32()?,
-            },
+            7 => Event::Msg(Msg::read(&mut c)?),
+            8 => Event::Coll(Coll::read(&mut c)?),
             _ => return None,
         })
     }
@@ -878,18 +868,8 @@ fn decode_body(rectype: i32, c: &mut Cursor) -> Option<Body> {
                 bytes: c.array::<32>()?,
             }
         }
-        7 => Body::Msg {
-            etype: c.i32()?,
-            icomm: c.i32()?,
-            rank: c.i32()?,
-            tag: c.i32()?,
-            size: c.i32()?,
-        },
-        8 => Body::Coll {
-            etype: c.i32()?,
-            root: c.i32()?,
-            size: c.i32()?,
-        },
+        7 => Body::Msg(Msg::read(c)?),
+        8 => Body::Coll(Coll::read(c)?),
         9 => Body::Comm {
             etype: c.i32()?,
             icomm: c.i32()?,

@@ -9,7 +9,7 @@
 //! turns them into CLOG2 MSGEVT records.
 
 use crate::bytes::{Cursor, Endian};
-use crate::clog2::{self, Body as Body2};
+use crate::clog2::{self, Body as Body2, Coll, Msg};
 use crate::{read_full, Error, ErrorKind, Result};
 use std::io::Read;
 
@@ -171,13 +171,13 @@ impl Record {
                 string,
                 ..
             } => match (*etype, message_text(string)) {
-                (-101 | -102, Some((tag, size))) => Body2::Msg {
+                (-101 | -102, Some((tag, size))) => Body2::Msg(Msg {
                     etype: *etype,
                     icomm: 0,
                     rank: *data,
                     tag,
                     size,
-                },
+                }),
                 _ => Body2::Bare { etype: *etype },
             },
             Body::Msg {
@@ -186,20 +186,20 @@ impl Record {
                 partner,
                 size,
                 ..
-            } => Body2::Msg {
+            } => Body2::Msg(Msg {
                 etype: *etype,
                 icomm: 0,
                 rank: *partner,
                 tag: *tag,
                 size: *size,
-            },
+            }),
             Body::Coll {
                 etype, root, size, ..
-            } => Body2::Coll {
+            } => Body2::Coll(Coll {
                 etype: *etype,
                 root: *root,
                 size: *size,
-            },
+            }),
             Body::Comm { .. } => return None,
             Body::EventDef { etype, description } => Body2::EventDef {
                 etype: *etype,

@@ -17,7 +17,9 @@ mod bytes;
 pub mod clog2;
 pub mod legacy;
 
-pub use clog2::{Body, Clog2Reader, CommEntry, Event, Gcomm, Preamble, RawRecord, Record};
+pub use clog2::{
+    Body, Clog2Reader, Coll, CommEntry, Event, Gcomm, Msg, Preamble, RawRecord, Record,
+};
 pub use legacy::LegacyReader;
 
 /// MPE log formats, as told apart by content (clog.md §1).

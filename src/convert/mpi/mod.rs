@@ -39,6 +39,7 @@ use crate::model::{ContainerId, LinkKey, Op, TypeId, ValueId};
 use crate::registry::Registry;
 use crate::source::{Clock, Converted, Converter, Lane, MessageStats, SourceStats, Timeline};
 use integrador_clog::clog2::cargo_string;
+use integrador_clog::Msg;
 // foldhash: rank, row and channel lookups are per record (SipHash was 9%
 // of an MPI run); the seed is random per run, like std's.
 use foldhash::{HashMap, HashMapExt};
@@ -215,13 +216,13 @@ impl MpiSource {
         me: i32,
         mpe: i64,
     ) -> Result<()> {
-        let EvKind::Msg {
+        let EvKind::Msg(Msg {
             etype,
             icomm,
             rank,
             tag,
             size,
-        } = rec.kind
+        }) = rec.kind
         else {
             return Ok(());
         };
@@ -355,7 +356,7 @@ impl Converter for MpiSource {
         };
         let etype = match rec.kind {
             EvKind::Plain { etype } => Some(etype),
-            EvKind::Msg { .. } | EvKind::Coll => None,
+            EvKind::Msg(_) | EvKind::Coll => None,
             EvKind::Other => return Ok(true),
         };
         let me = self.scan.wrank(rec.icomm, rec.rank);

@@ -4,7 +4,7 @@ use super::{COMM_SELF_CREATE, RECV, SEND};
 use crate::error::{Error, Result};
 use foldhash::HashMap;
 use integrador_clog::clog2::PREAMBLE_SIZE;
-use integrador_clog::{Body, Clog2Reader, CommEntry, Event, MpeReader, Preamble, Record};
+use integrador_clog::{Body, Clog2Reader, CommEntry, Event, MpeReader, Msg, Preamble, Record};
 use std::collections::BTreeMap;
 use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
@@ -108,13 +108,7 @@ pub(super) enum EvKind {
     /// A bare or cargo event: a state's start or end, or a solo event.
     Plain { etype: i32 },
     /// A message end.
-    Msg {
-        etype: i32,
-        icomm: i32,
-        rank: i32,
-        tag: i32,
-        size: i32,
-    },
+    Msg(Msg),
     /// A collective: a row event with nothing to draw.
     Coll,
     /// Not an event (definitions, communicators, block ends...).
@@ -125,19 +119,7 @@ impl Ev {
     fn new(h: Head, event: Option<Event<'_>>) -> Ev {
         let kind = match event {
             Some(Event::Bare { etype } | Event::Cargo { etype, .. }) => EvKind::Plain { etype },
-            Some(Event::Msg {
-                etype,
-                icomm,
-                rank,
-                tag,
-                size,
-            }) => EvKind::Msg {
-                etype,
-                icomm,
-                rank,
-                tag,
-                size,
-            },
+            Some(Event::Msg(m)) => EvKind::Msg(m),
             Some(Event::Coll { .. }) => EvKind::Coll,
             None => EvKind::Other,
         };
@@ -398,13 +380,13 @@ impl Scan {
                     .entry((etype, h.icomm, h.rank))
                     .or_insert((h.time, *bytes, h.offset));
             }
-            Event::Msg {
+            Event::Msg(Msg {
                 etype,
                 icomm,
                 rank,
                 tag,
                 ..
-            } if etype == SEND || etype == RECV => {
+            }) if etype == SEND || etype == RECV => {
                 *self
                     .msgs
                     .entry((h.icomm, h.rank, icomm, rank, tag, etype == SEND))
