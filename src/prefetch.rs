@@ -181,7 +181,7 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
         // The batch was written on the other core: ask for a later slot's
         // lines now, so they are here when their turn comes.
         if let Some(later) = self.batch.get(self.pos + AHEAD) {
-            warm_all(later);
+            warm(later);
         }
         self.pos += 1;
         Ok(Next::Record(&mut self.batch[self.pos - 1]))
@@ -196,43 +196,31 @@ pub enum Next<'a, T, F> {
     End(F),
 }
 
-/// Asks the processor to bring `item` into the cache (a hint: nothing
-/// else changes).
+/// Asks the processor to bring `item` into the cache, every line of it
+/// (a hint: nothing else changes).
 #[inline(always)]
 pub fn warm<T>(item: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let size = std::mem::size_of::<T>();
         let start = (item as *const T).cast::<i8>();
-        let end = start.wrapping_add(std::mem::size_of::<T>().saturating_sub(1));
         // SAFETY: a prefetch reads nothing and cannot fault, whatever the
-        // address; these are those of a live reference anyway.
+        // address; these lie inside a live reference anyway.
         unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(start);
-            _mm_prefetch::<_MM_HINT_T0>(end);
+            let mut off = 0;
+            while off < size {
+                _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(off));
+                off += 64;
+            }
+            // The last line, when the item straddles one more.
+            _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(size.saturating_sub(1)));
         }
     }
 }
 
 /// How many slots ahead [`Prefetch::next_record`] warms.
 const AHEAD: usize = 4;
-
-/// [`warm`] for every cache line of `item`.
-#[inline(always)]
-fn warm_all<T>(item: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let start = (item as *const T).cast::<i8>();
-        let mut off = 0;
-        while off < std::mem::size_of::<T>() {
-            // SAFETY: a prefetch reads nothing and cannot fault; these
-            // addresses lie inside a live reference anyway.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(off)) };
-            off += 64;
-        }
-    }
-}
 
 /// [`warm`] for the slot `n` items after `item` in the same buffer: an
 /// address only, which may lie past the buffer's end (a prefetch never
