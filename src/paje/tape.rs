@@ -64,40 +64,39 @@ pub trait Lines {
 
 /// The text of each token: the one formatting, whichever thread runs it.
 mod text {
+    use crate::time::Short;
+
     pub fn begin(out: &mut Vec<u8>, id: u8) {
-        out.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
+        let mut s = Short::default();
+        s.push_u64(u64::from(id));
+        s.append_to(out);
     }
 
     /// The text of the latest time: a sampled source writes many lines
     /// at one time, and each copies it instead of formatting it again.
+    #[derive(Default)]
     pub struct Seconds {
         ns: Option<i64>,
-        text: Vec<u8>,
-    }
-
-    impl Default for Seconds {
-        fn default() -> Self {
-            Seconds {
-                ns: None,
-                text: Vec::with_capacity(24),
-            }
-        }
+        /// ` <seconds>`.
+        text: Short,
     }
 
     pub fn time(out: &mut Vec<u8>, last: &mut Seconds, ns: i64) {
         if last.ns != Some(ns) {
-            last.text.clear();
-            crate::time::push_seconds(&mut last.text, ns);
+            last.text = Short::default();
+            last.text.push(b' ');
+            last.text.push_seconds(ns);
             last.ns = Some(ns);
         }
-        out.push(b' ');
-        out.extend_from_slice(&last.text);
+        last.text.append_to(out);
     }
 
     pub fn ident(out: &mut Vec<u8>, prefix: u8, n: u32) {
-        out.push(b' ');
-        out.push(prefix);
-        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+        let mut s = Short::default();
+        s.push(b' ');
+        s.push(prefix);
+        s.push_u64(u64::from(n));
+        s.append_to(out);
     }
 
     pub fn word(out: &mut Vec<u8>, w: &[u8]) {
@@ -111,16 +110,20 @@ mod text {
     }
 
     pub fn int(out: &mut Vec<u8>, n: i64) {
-        out.push(b' ');
-        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+        let mut s = Short::default();
+        s.push(b' ');
+        s.push_i64(n);
+        s.append_to(out);
     }
 
     pub fn key(out: &mut Vec<u8>, channel: u32, seq: u64) {
-        let mut b = itoa::Buffer::new();
-        out.extend_from_slice(b" k");
-        out.extend_from_slice(b.format(channel).as_bytes());
-        out.push(b'_');
-        out.extend_from_slice(b.format(seq).as_bytes());
+        let mut s = Short::default();
+        s.push(b' ');
+        s.push(b'k');
+        s.push_u64(u64::from(channel));
+        s.push(b'_');
+        s.push_u64(seq);
+        s.append_to(out);
     }
 
     pub fn double(out: &mut Vec<u8>, v: f64) {
@@ -129,7 +132,9 @@ mod text {
         // are the very text ryu gives, without its `.0`, at a third of the
         // cost. ryu keeps -0, fractions and what it writes with exponents.
         if v.fract() == 0.0 && v.abs() < 1e15 && !(v == 0.0 && v.is_sign_negative()) {
-            out.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
+            let mut s = Short::default();
+            s.push_i64(v as i64);
+            s.append_to(out);
             return;
         }
         let mut r = ryu::Buffer::new();
