@@ -148,7 +148,11 @@ impl RastroSource {
             ends,
         };
         Ok(Converted::new(
-            RastroSource { records, conv, map },
+            RastroSource {
+                records,
+                conv,
+                defs: Defs::new(&map),
+            },
             timeline,
         ))
     }
