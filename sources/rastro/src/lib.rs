@@ -478,6 +478,15 @@ impl Src for Slice<'_> {
         self.base + self.pos as u64
     }
 
+    fn pad(&mut self) -> std::result::Result<(), Short> {
+        let pad = ((4 - (self.offset() % 4)) % 4) as usize;
+        if self.buf.len().saturating_sub(self.pos) < pad {
+            return Err(Short::Eof);
+        }
+        self.pos += pad;
+        Ok(())
+    }
+
     fn bytes<const N: usize>(&mut self) -> std::result::Result<[u8; N], Short> {
         let b = self
             .buf
@@ -602,7 +611,9 @@ fn parse<S: Src>(
 ) -> std::result::Result<(), Short> {
     let e = init.endian;
     let start = src.offset();
-    pool.append(&mut rec.strings);
+    if !rec.strings.is_empty() {
+        pool.append(&mut rec.strings);
+    }
     rec.clear();
     rec.offset = start;
     let header = e.u32(src.bytes()?);
@@ -651,6 +662,11 @@ fn parse<S: Src>(
         }));
     };
     rec.time_ns = ns;
+    // Most records carry no value, or a few: a header with no type and
+    // no continuation ends the record here.
+    if header & 0xffff == 0 && header & LAST_FIRST != 0 {
+        return src.pad();
+    }
     nibbles(header, 4, &mut rec.fields, start)?;
     let mut last = header & LAST_FIRST != 0;
     while !last {

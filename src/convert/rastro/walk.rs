@@ -69,26 +69,25 @@ impl Slim {
             }
             return;
         }
-        let values = rec
-            .u32s
-            .iter()
-            .map(|&v| u64::from(v))
-            .chain(rec.u64s.iter().copied())
-            .chain(rec.u16s.iter().map(|&v| u64::from(v)))
-            .chain(rec.u8s.iter().map(|&v| u64::from(v)));
-        for (slot, v) in self.vals.iter_mut().zip(values) {
-            *slot = v;
-        }
-        let mut end = 0;
-        for (e, len) in self.ends.iter_mut().zip([
-            rec.u32s.len(),
-            rec.u64s.len(),
-            rec.u16s.len(),
-            rec.u8s.len(),
-        ]) {
-            end += len;
-            *e = end as u8;
-        }
+        // Loops per type, no chained iterator: most records have none or
+        // one value, and the chain's set-up was most of this copy.
+        let vals = &mut self.vals;
+        let mut k = 0usize;
+        let mut put = |v: u64| {
+            if let Some(slot) = vals.get_mut(k) {
+                *slot = v;
+            }
+            k += 1;
+        };
+        rec.u32s.iter().for_each(|&v| put(u64::from(v)));
+        let e0 = rec.u32s.len();
+        rec.u64s.iter().for_each(|&v| put(v));
+        let e1 = e0 + rec.u64s.len();
+        rec.u16s.iter().for_each(|&v| put(u64::from(v)));
+        let e2 = e1 + rec.u16s.len();
+        rec.u8s.iter().for_each(|&v| put(u64::from(v)));
+        // At most INLINE values: each end fits a byte.
+        self.ends = [e0 as u8, e1 as u8, e2 as u8, n as u8];
     }
 }
 
