@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One table for every format: generates an input of about SCALE x 100 MB
 # per format, runs integrador on it end to end (release build, the trace
-# written to a file, fsync and rename included) and, on the same work,
+# written to a file, fsync and rename included; then again to /dev/null,
+# where the peers write) and, on the same work,
 # the peers that are installed: `pj_dump -q` reading our own trace
 # (PajeNG), `pmdumplog -a` on the PCP archive (libpcp), akypuera's
 # `aky_converter` on the akypuera run (found in PATH or as $AKY_CONVERTER:
@@ -44,22 +45,28 @@ timed() {
     rm -f "$log"
 }
 
-# A peer on the same work, against our time ($secs of the caller).
+# A peer on the same work, against our two times ($secs, our trace
+# written to a file and synced; $nsecs, written to /dev/null as the
+# peers write theirs).
 peer() { # $1 = label, then the command
     local s r
     read -r s r < <(timed "${@:2}")
-    echo "$1: ${s} s, $((r / 1024)) MiB ($(python3 -c "print(f'{$s/max($secs,0.01):.1f}')")x our time)"
+    echo "$1: ${s} s, $((r / 1024)) MiB ($(python3 -c "print(f'{$s/max($secs,0.01):.1f}x / {$s/max($nsecs,0.01):.1f}x')") our time)"
 }
 
-printf '%-8s %8s %11s %8s %9s %8s %9s  %s\n' format "input MB" events "secs" "M ev/s" "MB/s" "RSS MiB" "peers (same work)"
+printf '%-8s %8s %11s %8s %8s %9s %8s %9s  %s\n' format "input MB" events "secs" "to null" "M ev/s" "MB/s" "RSS MiB" "peers (same work): their time over ours, file / null"
 row() { # $1 = format, $2 = input bytes, then integrador's arguments
-    local fmt=$1 size=$2 secs rss events peers=""
+    local fmt=$1 size=$2 secs nsecs rss nrss events peers=""
     shift 2
     # The input was just written: its pages go to disk first, not while
     # we write our trace (1 GB of .traced: 4.3 s timed without, 3.2 s with).
     sync
     read -r secs rss < <(timed "$bin" "$@" -o "$dir/out.paje")
     events=$(grep -o 'wrote [^:]*: [0-9]* events' "$dir/stderr" | awk '{print $(NF-1)}')
+    # The peers write to /dev/null and never sync: our trace the same way
+    # too, for the same work (a slow disk made the synced file a fifth of
+    # our time).
+    read -r nsecs nrss < <(timed "$bin" "$@" -o -)
     if command -v pj_dump > /dev/null; then
         peers=$(peer "pj_dump -q" pj_dump -q "$dir/out.paje")
     else
@@ -79,10 +86,10 @@ row() { # $1 = format, $2 = input bytes, then integrador's arguments
             peers="$peers; pmdumplog not installed"
         fi
     fi
-    python3 - "$fmt" "$size" "$events" "$secs" "$rss" "$peers" <<'PY'
+    python3 - "$fmt" "$size" "$events" "$secs" "$nsecs" "$rss" "$peers" <<'PY'
 import sys
-fmt, size, events, secs, rss, peers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), max(float(sys.argv[4]), 0.01), int(sys.argv[5]), sys.argv[6]
-print(f"{fmt:<8} {size/1e6:8.0f} {events:11d} {secs:8.2f} {events/secs/1e6:9.2f} {size/secs/1e6:8.0f} {rss/1024:9.1f}  {peers}")
+fmt, size, events, secs, nsecs, rss, peers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), max(float(sys.argv[4]), 0.01), max(float(sys.argv[5]), 0.01), int(sys.argv[6]), sys.argv[7]
+print(f"{fmt:<8} {size/1e6:8.0f} {events:11d} {secs:8.2f} {nsecs:8.2f} {events/secs/1e6:9.2f} {size/secs/1e6:8.0f} {rss/1024:9.1f}  {peers}")
 PY
     rm -f "$dir/out.paje"
 }
