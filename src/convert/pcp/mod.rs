@@ -250,83 +250,78 @@ impl PcpSource {
         ))
     }
 
-    /// The variable of (metric, instance), created on first sight; `None`
-    /// for metrics the configuration leaves out.
-    fn var(
+    /// The variable of (metric, instance) at its first sight; `None` for
+    /// metrics the configuration leaves out.
+    fn new_var(
         &mut self,
         reg: &mut Registry,
         desc: &Desc,
         inst: i32,
         time: integrador_pcp::Stamp,
-    ) -> Option<&mut Var> {
-        let key = (desc.pmid, inst);
-        if !self.vars.contains_key(&key) {
-            // The instance's name at its first sample names the variable.
-            let instance = (desc.indom != InDom::NULL).then(|| {
-                self.md
-                    .indoms
-                    .name_at(desc.indom, inst, time)
-                    .map_or_else(|| inst.to_string(), str::to_string)
-            });
-            let instance = instance.as_deref();
-            let name = desc
-                .names
-                .first()
-                .cloned()
-                .unwrap_or_else(|| desc.pmid.to_string());
-            let wanted =
-                (self.config.pmcd || desc.pmid.domain() != 2) && self.config.selects(&name);
-            let v = wanted.then(|| {
-                let counter = desc.sem == Semantics::COUNTER && !self.raw;
-                let [_, dt, _, _, st, _] = units_fields(desc.units);
-                let time_unit_ns = if dt == 1 {
-                    [
-                        1,
-                        1_000,
-                        1_000_000,
-                        1_000_000_000,
-                        60_000_000_000,
-                        3_600_000_000_000,
-                    ]
-                    .get(st as usize)
-                    .copied()
-                    .unwrap_or(1_000_000_000)
-                } else {
-                    0
-                };
-                let over = self.config.metrics.get(&name);
-                let shown = over.and_then(|d| d.name.clone()).unwrap_or(name.clone());
-                let mut text = match instance {
-                    Some(i) => format!("{shown}[{i}]"),
-                    None => shown,
-                };
-                let units = units_text(desc.units, counter);
-                let units = match (counter, units.is_empty()) {
-                    (true, true) if time_unit_ns > 0 => "utilisation".to_string(),
-                    (true, true) => "/ sec".to_string(),
-                    _ => units,
-                };
-                if !units.is_empty() {
-                    text = format!("{text} ({units})");
-                }
-                let display = Display {
-                    name: None,
-                    color: over.and_then(|d| d.color.clone()),
-                };
-                let ty = reg.variable_type(self.machine_ty, &text, Some(&display));
-                Var {
-                    ty,
-                    counter,
-                    time_unit_ns,
-                    last: None,
-                }
-            });
-            if v.is_none() {
-                self.left_out += 1;
+    ) -> Option<Var> {
+        // The instance's name at its first sample names the variable.
+        let instance = (desc.indom != InDom::NULL).then(|| {
+            self.md
+                .indoms
+                .name_at(desc.indom, inst, time)
+                .map_or_else(|| inst.to_string(), str::to_string)
+        });
+        let instance = instance.as_deref();
+        let name = desc
+            .names
+            .first()
+            .cloned()
+            .unwrap_or_else(|| desc.pmid.to_string());
+        let wanted = (self.config.pmcd || desc.pmid.domain() != 2) && self.config.selects(&name);
+        let v = wanted.then(|| {
+            let counter = desc.sem == Semantics::COUNTER && !self.raw;
+            let [_, dt, _, _, st, _] = units_fields(desc.units);
+            let time_unit_ns = if dt == 1 {
+                [
+                    1,
+                    1_000,
+                    1_000_000,
+                    1_000_000_000,
+                    60_000_000_000,
+                    3_600_000_000_000,
+                ]
+                .get(st as usize)
+                .copied()
+                .unwrap_or(1_000_000_000)
+            } else {
+                0
+            };
+            let over = self.config.metrics.get(&name);
+            let shown = over.and_then(|d| d.name.clone()).unwrap_or(name.clone());
+            let mut text = match instance {
+                Some(i) => format!("{shown}[{i}]"),
+                None => shown,
+            };
+            let units = units_text(desc.units, counter);
+            let units = match (counter, units.is_empty()) {
+                (true, true) if time_unit_ns > 0 => "utilisation".to_string(),
+                (true, true) => "/ sec".to_string(),
+                _ => units,
+            };
+            if !units.is_empty() {
+                text = format!("{text} ({units})");
             }
-            self.vars.insert(key, v);
+            let display = Display {
+                name: None,
+                color: over.and_then(|d| d.color.clone()),
+            };
+            let ty = reg.variable_type(self.machine_ty, &text, Some(&display));
+            Var {
+                ty,
+                counter,
+                time_unit_ns,
+                last: None,
+            }
+        });
+        if v.is_none() {
+            self.left_out += 1;
         }
-        self.vars.get_mut(&key).and_then(Option::as_mut)
+        v
     }
 
     /// The next volume's reader, or `false` when there is none.
@@ -463,7 +458,16 @@ impl Converter for PcpSource {
                     continue;
                 };
                 let machine = self.machine;
-                let Some(var) = self.var(reg, &desc, *inst, rec.time) else {
+                // One lookup per value once the variable is known.
+                let key = (desc.pmid, *inst);
+                let var = match self.vars.get_mut(&key) {
+                    Some(v) => v,
+                    None => {
+                        let v = self.new_var(reg, &desc, *inst, rec.time);
+                        self.vars.entry(key).or_insert(v)
+                    }
+                };
+                let Some(var) = var.as_mut() else {
                     continue;
                 };
                 let shown = if var.counter {
