@@ -214,14 +214,15 @@ impl Tape {
         self.buf.extend_from_slice(&[BEGIN, id]);
     }
 
+    // Each token is one copy of fixed size: one capacity check a token.
     fn time(&mut self, ns: i64) {
-        self.buf.push(TIME);
-        self.buf.extend_from_slice(&ns.to_le_bytes());
+        let [a, b, c, d, e, f, g, h] = ns.to_le_bytes();
+        self.buf.extend_from_slice(&[TIME, a, b, c, d, e, f, g, h]);
     }
 
     fn ident(&mut self, prefix: u8, n: u32) {
-        self.buf.extend_from_slice(&[IDENT, prefix]);
-        self.buf.extend_from_slice(&n.to_le_bytes());
+        let [a, b, c, d] = n.to_le_bytes();
+        self.buf.extend_from_slice(&[IDENT, prefix, a, b, c, d]);
     }
 
     fn bytes(&mut self, tag: u8, b: &[u8]) {
@@ -233,8 +234,8 @@ impl Tape {
     }
 
     fn int(&mut self, n: i64) {
-        self.buf.push(INT);
-        self.buf.extend_from_slice(&n.to_le_bytes());
+        let [a, b, c, d, e, f, g, h] = n.to_le_bytes();
+        self.buf.extend_from_slice(&[INT, a, b, c, d, e, f, g, h]);
     }
 
     fn key(&mut self, channel: u32, seq: u64) {
@@ -244,8 +245,9 @@ impl Tape {
     }
 
     fn double(&mut self, v: f64) {
-        self.buf.push(DOUBLE);
-        self.buf.extend_from_slice(&v.to_le_bytes());
+        let [a, b, c, d, e, f, g, h] = v.to_le_bytes();
+        self.buf
+            .extend_from_slice(&[DOUBLE, a, b, c, d, e, f, g, h]);
     }
 }
 
