@@ -533,6 +533,57 @@ fn old_layout_files_integrate() {
     );
 }
 
+/// A file whose times step back (within the reorder window): the first
+/// pass, which merges only the records it needs while every file's times
+/// go forward, walks the run again in full and matches the same link.
+#[test]
+fn a_file_whose_times_step_back_is_scanned_in_full() {
+    let d = tempdir();
+    let t = 1_100_000_000_000_000_000i64;
+    let mut a = Writer::new(Layout::Current, 1_000_000_000, 0, 0, "ice01", t);
+    a.event(101, t + 1_000, &[Value::U32(0), Value::U32(500)]);
+    let send = [
+        Value::U32(1),
+        Value::U32(64),
+        Value::U32(0),
+        Value::Str("mbox1"),
+    ];
+    a.event(405, t + 5_000, &send);
+    a.event(102, t + 9_000, &[]);
+    a.stop(t + 9_000);
+    let mut b = Writer::new(Layout::Current, 1_000_000_000, 1, 0, "ice02", t);
+    b.event(101, t + 2_000, &[Value::U32(1), Value::U32(600)]);
+    b.event(406, t + 3_500, &[Value::Str("mbox1")]);
+    // 500 ns back.
+    b.event(406, t + 3_000, &[Value::Str("mbox1")]);
+    let recv = [
+        Value::Str("mbox1"),
+        Value::U32(0),
+        Value::U32(64),
+        Value::U32(0),
+    ];
+    b.event(407, t + 7_000, &recv);
+    b.event(102, t + 8_000, &[]);
+    b.stop(t + 8_000);
+    let (pa, pb) = (
+        d.path().join("rastro-0-0.rst"),
+        d.path().join("rastro-1-0.rst"),
+    );
+    std::fs::write(&pa, a.into_bytes()).unwrap();
+    std::fs::write(&pb, b.into_bytes()).unwrap();
+    for threads in ["1", "2"] {
+        let out = d.path().join(format!("o{threads}.paje"));
+        let files = [pa.to_str().unwrap(), pb.to_str().unwrap()];
+        run_ok(&["-deck", files[0], files[1], "--threads", threads], &out);
+        let l = links(&out);
+        assert_eq!(l.len(), 1);
+        assert_eq!(
+            (l[0].start - t, l[0].end - t, l[0].size),
+            (5_000, 7_000, 64)
+        );
+    }
+}
+
 /// A user map for another instrumentation: no Rust code, and the same
 /// machinery (fifo keys, push/pop pairs, point events).
 #[test]

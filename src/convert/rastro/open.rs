@@ -4,6 +4,7 @@
 use super::scan::Scan;
 use super::walk::{open_file, FileInfo};
 use super::*;
+use crate::timeline::LaneMap;
 
 impl RastroSource {
     /// Scans `paths`, places every file on its host's clock and resolves
@@ -23,13 +24,11 @@ impl RastroSource {
             .counting("byte");
         let (files, opened) = open_files(paths, &mut timeline, clock_of)?;
         let maps: Vec<_> = files.iter().map(|f| timeline.lane_map(f.lane)).collect();
-        let keep = Some(pass1_types(&map));
-        let pass1 = Records::open(&files, maps.clone(), Some(opened), keep)?;
         let seen = file_ids(&files)?;
-        let (scan, bad) = Scan::run(&files, pass1, &map)?;
+        let (scan, bad) = pass1(&files, &maps, opened, &map)?;
         // Pass 2 reads the files again from their start, which comes
         // first for each file: its first record's time, or its end.
-        let mut records = Records::open(&files, maps, None, None)?;
+        let mut records = Records::open(&files, maps, None, None, false)?;
         let mut ends = Vec::new();
         for f in &files {
             let Some(item) = records.next()?.filter(|i| !i.has_rec) else {
@@ -155,6 +154,30 @@ impl RastroSource {
             },
             timeline,
         ))
+    }
+}
+
+/// Pass 1: only the records it needs, merged while every file's times go
+/// forward ([`Records::open`]'s heads only).
+fn pass1(
+    files: &[FileInfo],
+    maps: &[LaneMap],
+    opened: Vec<RstReader<crate::input::Reader>>,
+    map: &EventMap,
+) -> Result<(Scan, HashSet<Key>)> {
+    let keep = Some(pass1_types(map));
+    let records = Records::open(files, maps.to_vec(), Some(opened), keep.clone(), true)?;
+    match Scan::run(files, records, map) {
+        Ok((scan, bad, true)) => Ok((scan, bad)),
+        // A file whose times step back (the heads-only merge may then
+        // order its records otherwise), or an error: the pass again,
+        // every record through the merge, which meets the first error
+        // where it always did.
+        _ => {
+            let records = Records::open(files, maps.to_vec(), None, keep, false)?;
+            let (scan, bad, _) = Scan::run(files, records, map)?;
+            Ok((scan, bad))
+        }
     }
 }
 

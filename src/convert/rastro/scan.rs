@@ -121,7 +121,7 @@ impl Scan {
         files: &[FileInfo],
         mut records: Records,
         map: &EventMap,
-    ) -> Result<(Scan, HashSet<Key>)> {
+    ) -> Result<(Scan, HashSet<Key>, bool)> {
         let mut s = Scan::default();
         // Links some of whose starts do not name their end.
         let mut needs_partner = vec![false; map.links.len()];
@@ -205,6 +205,6 @@ impl Scan {
         let mut bad: HashSet<Key> = s.open.keys().copied().collect();
         bad.extend(unplaceable);
         s.open.clear();
-        Ok((s, bad))
+        Ok((s, bad, records.in_order()))
     }
 }

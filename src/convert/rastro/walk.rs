@@ -152,6 +152,9 @@ struct Reading<R: Read> {
     /// Its next record, queued in the heap.
     rec: Record,
     last_raw: i64,
+    /// The latest corrected time read (the heads-only walk checks that
+    /// it never steps back).
+    last_mapped: i64,
     map: LaneMap,
 }
 
@@ -161,6 +164,13 @@ pub(super) struct Walk<R: Read> {
     /// The event types whose records are handed on (by type id); `None`:
     /// all. The others are read past where they are decoded.
     keep: Option<Vec<bool>>,
+    /// Only kept records go through the heap: the others are read past
+    /// in their file (pass 1: two records in three). The kept ones come
+    /// in the same order as through the full merge as long as every
+    /// file's corrected times never step back; the first step back ends
+    /// the walk, `disordered`, and the caller walks again in full.
+    heads_only: bool,
+    disordered: bool,
     heap: crate::order::MinQueue<(i64, usize), ()>,
     /// Files whose start was given.
     started: usize,
@@ -171,6 +181,7 @@ impl<R: Read> Walk<R> {
         readers: Vec<(PathBuf, RstReader<R>)>,
         maps: &[LaneMap],
         keep: Option<Vec<bool>>,
+        heads_only: bool,
     ) -> Walk<R> {
         let files = readers
             .into_iter()
@@ -180,37 +191,63 @@ impl<R: Read> Walk<R> {
                 reader,
                 rec: Record::default(),
                 last_raw: i64::MIN,
+                last_mapped: i64::MIN,
                 map,
             })
             .collect();
         Walk {
+            heads_only: heads_only && keep.is_some(),
             files,
             keep,
+            disordered: false,
             heap: crate::order::MinQueue::default(),
             started: 0,
         }
     }
 
-    /// Reads file `i`'s next record and queues it on its corrected time.
+    fn kept(keep: &Option<Vec<bool>>, ty: u16) -> bool {
+        keep.as_ref()
+            .is_none_or(|k| k.get(usize::from(ty)).copied().unwrap_or(false))
+    }
+
+    /// Reads file `i`'s next record (heads only: its next kept one) and
+    /// queues it on its corrected time.
     fn advance(&mut self, i: usize) -> Result<After> {
         let Some(f) = self.files.get_mut(i) else {
             return Ok(After::Ended(End::Open, i64::MIN));
         };
-        if !f
-            .reader
-            .next_into(&mut f.rec)
-            .map_err(|e| Error::in_file(&f.path, e))?
-        {
-            return Ok(After::Ended(f.reader.end().clone(), f.last_raw));
+        loop {
+            if !f
+                .reader
+                .next_into(&mut f.rec)
+                .map_err(|e| Error::in_file(&f.path, e))?
+            {
+                return Ok(After::Ended(f.reader.end().clone(), f.last_raw));
+            }
+            let raw = f.rec.time_ns;
+            f.last_raw = f.last_raw.max(raw);
+            let mapped = f.map.map(raw);
+            if !self.heads_only {
+                self.heap.push((mapped, i), ());
+                return Ok(After::Next(raw));
+            }
+            if mapped < f.last_mapped {
+                self.disordered = true;
+                return Ok(After::Next(raw));
+            }
+            f.last_mapped = mapped;
+            if Walk::<R>::kept(&self.keep, f.rec.ty) {
+                self.heap.push((mapped, i), ());
+                return Ok(After::Next(raw));
+            }
         }
-        let raw = f.rec.time_ns;
-        f.last_raw = f.last_raw.max(raw);
-        self.heap.push((f.map.map(raw), i), ());
-        Ok(After::Next(raw))
     }
 
     /// Fills `item` with the next step; `false` when every file has ended.
     fn next_into(&mut self, item: &mut Item) -> Result<bool> {
+        if self.disordered {
+            return Ok(false);
+        }
         if self.started < self.files.len() {
             let i = self.started;
             self.started += 1;
@@ -226,11 +263,7 @@ impl<R: Read> Walk<R> {
             let Some(f) = self.files.get(i) else {
                 return Ok(false);
             };
-            let kept = self
-                .keep
-                .as_ref()
-                .is_none_or(|k| k.get(usize::from(f.rec.ty)).copied().unwrap_or(false));
-            if kept {
+            if Walk::<R>::kept(&self.keep, f.rec.ty) {
                 break (i, f);
             }
             self.advance(i)?;
@@ -251,7 +284,9 @@ const THREAD_FILES: usize = 256;
 pub(super) enum Records {
     /// The walk and the step it gave last.
     Here(Walk<crate::input::Reader>, Box<Item>),
-    Thread(Prefetch<Item, ()>),
+    /// The walk on a thread; whether it ended in order (see
+    /// [`Records::in_order`]).
+    Thread(Prefetch<Item, bool>, bool),
 }
 
 impl Records {
@@ -259,11 +294,15 @@ impl Records {
     /// readers when the caller opened them already (past their INIT).
     /// `keep`, when given, names by type id the records the pass needs;
     /// the others are decoded (to read past them) but not handed on.
+    /// `heads_only` (with `keep`): the others are not merged either, and
+    /// the pass ends early if a file's times step back
+    /// ([`Records::in_order`] then says so).
     pub(super) fn open(
         files: &[FileInfo],
         maps: Vec<LaneMap>,
         opened: Option<Vec<RstReader<crate::input::Reader>>>,
         keep: Option<Vec<bool>>,
+        heads_only: bool,
     ) -> Result<Records> {
         let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
         let threadable = paths.len() <= THREAD_FILES
@@ -277,11 +316,16 @@ impl Records {
                     .map(|p| open_file(p).map(|(r, _)| r))
                     .collect::<Result<_>>()?,
             };
-            let walk = Walk::new(paths.into_iter().zip(readers).collect(), &maps, keep);
+            let walk = Walk::new(
+                paths.into_iter().zip(readers).collect(),
+                &maps,
+                keep,
+                heads_only,
+            );
             return Ok(Records::Here(walk, Box::default()));
         }
         drop(opened);
-        Ok(Records::Thread(Prefetch::spawn(
+        let thread = Prefetch::spawn(
             move || {
                 let mut readers = Vec::with_capacity(paths.len());
                 for p in paths {
@@ -289,21 +333,34 @@ impl Records {
                     let r = RstReader::new(f).map_err(|e| Error::in_file(&p, e))?;
                     readers.push((p, r));
                 }
-                Ok(Walk::new(readers, &maps, keep))
+                Ok(Walk::new(readers, &maps, keep, heads_only))
             },
             |w, item| w.next_into(item),
-            |_| Ok(()),
-        )))
+            |w| Ok(!w.disordered),
+        );
+        Ok(Records::Thread(thread, true))
     }
 
     /// The next step of the pass, read in place; `None` at the end.
     pub(super) fn next(&mut self) -> Result<Option<&Item>> {
         match self {
             Records::Here(w, item) => Ok(w.next_into(item)?.then_some(&**item)),
-            Records::Thread(p) => match p.next_record()? {
+            Records::Thread(p, in_order) => match p.next_record()? {
                 Next::Record(slot) => Ok(Some(slot)),
-                Next::End(()) => Ok(None),
+                Next::End(o) => {
+                    *in_order = o;
+                    Ok(None)
+                }
             },
+        }
+    }
+
+    /// After the end: `false` when a heads-only pass stopped at a file
+    /// whose times step back (its items are not the whole pass).
+    pub(super) fn in_order(&self) -> bool {
+        match self {
+            Records::Here(w, _) => !w.disordered,
+            Records::Thread(_, in_order) => *in_order,
         }
     }
 }
@@ -322,5 +379,71 @@ pub(super) fn end_note(path: &Path, end: &End) -> Option<String> {
             Some(format!("{name}: byte {offset}: {what}; read up to there"))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use integrador_rastro::encode::Writer;
+    use integrador_rastro::Layout;
+
+    /// The kept records of a pass: (file, type, time, offset); and whether
+    /// it ended in order.
+    fn pass(
+        files: &[FileInfo],
+        maps: &[LaneMap],
+        heads_only: bool,
+    ) -> (Vec<(usize, u16, i64, u64)>, bool) {
+        let mut keep = vec![false; usize::from(u16::MAX) + 1];
+        keep[1] = true;
+        let mut r = Records::open(files, maps.to_vec(), None, Some(keep), heads_only).unwrap();
+        let mut out = Vec::new();
+        while let Some(item) = r.next().unwrap() {
+            if item.has_rec {
+                out.push((item.file, item.rec.ty, item.rec.time_ns, item.rec.offset));
+            }
+        }
+        (out, r.in_order())
+    }
+
+    proptest::proptest! {
+        /// The heads-only pass gives the full merge's kept records, in its
+        /// order, whenever it says it ended in order; and it does so
+        /// whenever no file's times step back.
+        #[test]
+        fn heads_only_is_the_full_merge(
+            runs in proptest::collection::vec(
+                proptest::collection::vec((1u16..3, -3i64..6), 0..25), 1..4),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut timeline = Timeline::lanes(1_000, SourceStats::default()).independent();
+            let mut files = Vec::new();
+            let mut monotone = true;
+            for (id, run) in runs.iter().enumerate() {
+                let mut w = Writer::new(Layout::Current, 1_000_000_000, id as u64, 0, "h", 1_000);
+                let mut t = 1_000i64;
+                for (k, &(ty, step)) in run.iter().enumerate() {
+                    // Between records (INIT's time is not merged).
+                    monotone &= k == 0 || step >= 0;
+                    t += step;
+                    w.event(ty, t, &[]);
+                }
+                w.stop(t.max(1_000));
+                let path = dir.path().join(format!("r{id}.rst"));
+                std::fs::write(&path, w.into_bytes()).unwrap();
+                let lane = timeline.file_lane(&path, 0, Clock::IDENTITY);
+                files.push(FileInfo { path, host: "h".into(), id1: id as u64, id2: 0, lane });
+            }
+            let maps: Vec<LaneMap> = files.iter().map(|f| timeline.lane_map(f.lane)).collect();
+            let (full, full_in_order) = pass(&files, &maps, false);
+            proptest::prop_assert!(full_in_order);
+            let (heads, in_order) = pass(&files, &maps, true);
+            // Every record is read: a step back anywhere is seen.
+            proptest::prop_assert_eq!(in_order, monotone);
+            if in_order {
+                proptest::prop_assert_eq!(heads, full);
+            }
+        }
     }
 }
