@@ -478,49 +478,52 @@ fn a_skewed_and_drifting_host_is_restored_within_a_microsecond() {
     assert!(worst <= 1_000, "worst error {worst} ns");
 }
 
+/// Two ranks of a mailbox run, in `layout`: rank 0 sends 64 bytes at
+/// 5 µs, rank 1 receives them at 7 µs; with `step_back`, rank 1 also has
+/// a record 500 ns before the one ahead of it.
+fn mailbox_pair(dir: &Path, layout: Layout, step_back: bool, t: i64) -> [String; 2] {
+    let resolution = 1_000_000_000;
+    let mut a = Writer::new(layout, resolution, 0, 0, "ice01", t);
+    a.event(101, t + 1_000, &[Value::U32(0), Value::U32(500)]);
+    let send = [
+        Value::U32(1),
+        Value::U32(64),
+        Value::U32(0),
+        Value::Str("mbox1"),
+    ];
+    a.event(405, t + 5_000, &send);
+    a.event(102, t + 9_000, &[]);
+    a.stop(t + 9_000);
+    let mut b = Writer::new(layout, resolution, 1, 0, "ice02", t);
+    b.event(101, t + 2_000, &[Value::U32(1), Value::U32(600)]);
+    if step_back {
+        b.event(406, t + 3_500, &[Value::Str("mbox1")]);
+    }
+    b.event(406, t + 3_000, &[Value::Str("mbox1")]);
+    let recv = [
+        Value::Str("mbox1"),
+        Value::U32(0),
+        Value::U32(64),
+        Value::U32(0),
+    ];
+    b.event(407, t + 7_000, &recv);
+    b.event(102, t + 8_000, &[]);
+    b.stop(t + 8_000);
+    let (pa, pb) = (dir.join("rastro-0-0.rst"), dir.join("rastro-1-0.rst"));
+    std::fs::write(&pa, a.into_bytes()).unwrap();
+    std::fs::write(&pb, b.into_bytes()).unwrap();
+    [pa, pb].map(|p| p.to_str().unwrap().to_string())
+}
+
 /// Files of the old (pre-2012) layout, microsecond clock, integrate like
 /// current ones.
 #[test]
 fn old_layout_files_integrate() {
     let d = tempdir();
     let t = 1_100_000_000_000_000_000i64;
-    let mut a = Writer::new(Layout::Old, 0, 0, 0, "ice01", t);
-    a.event(101, t + 1_000, &[Value::U32(0), Value::U32(500)]);
-    a.event(
-        405,
-        t + 5_000,
-        &[
-            Value::U32(1),
-            Value::U32(64),
-            Value::U32(0),
-            Value::Str("mbox1"),
-        ],
-    );
-    a.event(102, t + 9_000, &[]);
-    a.stop(t + 9_000);
-    let mut b = Writer::new(Layout::Old, 0, 1, 0, "ice02", t);
-    b.event(101, t + 2_000, &[Value::U32(1), Value::U32(600)]);
-    b.event(406, t + 3_000, &[Value::Str("mbox1")]);
-    b.event(
-        407,
-        t + 7_000,
-        &[
-            Value::Str("mbox1"),
-            Value::U32(0),
-            Value::U32(64),
-            Value::U32(0),
-        ],
-    );
-    b.event(102, t + 8_000, &[]);
-    b.stop(t + 8_000);
-    let (pa, pb) = (
-        d.path().join("rastro-0-0.rst"),
-        d.path().join("rastro-1-0.rst"),
-    );
-    std::fs::write(&pa, a.into_bytes()).unwrap();
-    std::fs::write(&pb, b.into_bytes()).unwrap();
+    let [pa, pb] = mailbox_pair(d.path(), Layout::Old, false, t);
     let out = d.path().join("o.paje");
-    run_ok(&["-deck", pa.to_str().unwrap(), pb.to_str().unwrap()], &out);
+    run_ok(&["-deck", &pa, &pb], &out);
     let l = links(&out);
     assert_eq!(l.len(), 1);
     assert_eq!(
@@ -540,41 +543,10 @@ fn old_layout_files_integrate() {
 fn a_file_whose_times_step_back_is_scanned_in_full() {
     let d = tempdir();
     let t = 1_100_000_000_000_000_000i64;
-    let mut a = Writer::new(Layout::Current, 1_000_000_000, 0, 0, "ice01", t);
-    a.event(101, t + 1_000, &[Value::U32(0), Value::U32(500)]);
-    let send = [
-        Value::U32(1),
-        Value::U32(64),
-        Value::U32(0),
-        Value::Str("mbox1"),
-    ];
-    a.event(405, t + 5_000, &send);
-    a.event(102, t + 9_000, &[]);
-    a.stop(t + 9_000);
-    let mut b = Writer::new(Layout::Current, 1_000_000_000, 1, 0, "ice02", t);
-    b.event(101, t + 2_000, &[Value::U32(1), Value::U32(600)]);
-    b.event(406, t + 3_500, &[Value::Str("mbox1")]);
-    // 500 ns back.
-    b.event(406, t + 3_000, &[Value::Str("mbox1")]);
-    let recv = [
-        Value::Str("mbox1"),
-        Value::U32(0),
-        Value::U32(64),
-        Value::U32(0),
-    ];
-    b.event(407, t + 7_000, &recv);
-    b.event(102, t + 8_000, &[]);
-    b.stop(t + 8_000);
-    let (pa, pb) = (
-        d.path().join("rastro-0-0.rst"),
-        d.path().join("rastro-1-0.rst"),
-    );
-    std::fs::write(&pa, a.into_bytes()).unwrap();
-    std::fs::write(&pb, b.into_bytes()).unwrap();
+    let [pa, pb] = mailbox_pair(d.path(), Layout::Current, true, t);
     for threads in ["1", "2"] {
         let out = d.path().join(format!("o{threads}.paje"));
-        let files = [pa.to_str().unwrap(), pb.to_str().unwrap()];
-        run_ok(&["-deck", files[0], files[1], "--threads", threads], &out);
+        run_ok(&["-deck", &pa, &pb, "--threads", threads], &out);
         let l = links(&out);
         assert_eq!(l.len(), 1);
         assert_eq!(
