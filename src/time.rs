@@ -47,9 +47,14 @@ impl Short {
 
     /// Appends `n` in decimal.
     #[inline]
-    pub fn push_u64(&mut self, mut n: u64) {
-        let digits = n.checked_ilog10().unwrap_or(0) as usize + 1;
-        let end = (self.len + digits).min(Short::CAP);
+    pub fn push_u64(&mut self, n: u64) {
+        self.push_digits(n, n.checked_ilog10().unwrap_or(0) as usize + 1);
+    }
+
+    /// Appends the last `width` decimal digits of `n`, zeros first.
+    #[inline]
+    fn push_digits(&mut self, mut n: u64, width: usize) {
+        let end = (self.len + width).min(Short::CAP);
         if let Some(slots) = self.bytes.get_mut(self.len..end) {
             for slot in slots.iter_mut().rev() {
                 *slot = b'0' + (n % 10) as u8;
@@ -77,20 +82,7 @@ impl Short {
         let abs = ns.unsigned_abs();
         self.push_u64(abs / 1_000_000_000);
         self.push(b'.');
-        let mut frac = abs % 1_000_000_000;
-        let end = (self.len + 9).min(Short::CAP);
-        if let Some(slots) = self.bytes.get_mut(self.len..end) {
-            for slot in slots.iter_mut().rev() {
-                *slot = b'0' + (frac % 10) as u8;
-                frac /= 10;
-            }
-        }
-        self.len = end;
-    }
-
-    /// The text.
-    pub fn as_bytes(&self) -> &[u8] {
-        self.bytes.get(..self.len).unwrap_or_default()
+        self.push_digits(abs % 1_000_000_000, 9);
     }
 
     /// Appends the text to `out`: the whole block, then the excess cut.
