@@ -25,7 +25,10 @@ impl RastroSource {
         let (files, opened) = open_files(paths, &mut timeline, clock_of)?;
         let maps: Vec<_> = files.iter().map(|f| timeline.lane_map(f.lane)).collect();
         let seen = file_ids(&files)?;
-        let (scan, bad) = pass1(&files, &maps, opened, &map)?;
+        let (scan, bad, in_order) = pass1(&files, &maps, opened, &map)?;
+        if in_order {
+            timeline.in_order();
+        }
         // Pass 2 reads the files again from their start, which comes
         // first for each file: its first record's time, or its end.
         let mut records = Records::open(&files, maps, None, None, false)?;
@@ -158,17 +161,17 @@ impl RastroSource {
 }
 
 /// Pass 1: only the records it needs, merged while every file's times go
-/// forward ([`Records::open`]'s heads only).
+/// forward ([`Records::open`]'s heads only); whether they all did.
 fn pass1(
     files: &[FileInfo],
     maps: &[LaneMap],
     opened: Vec<RstReader<crate::input::Reader>>,
     map: &EventMap,
-) -> Result<(Scan, HashSet<Key>)> {
+) -> Result<(Scan, HashSet<Key>, bool)> {
     let keep = Some(pass1_types(map));
     let records = Records::open(files, maps.to_vec(), Some(opened), keep.clone(), true)?;
     match Scan::run(files, records, map) {
-        Ok((scan, bad, true)) => Ok((scan, bad)),
+        Ok((scan, bad, true)) => Ok((scan, bad, true)),
         // A file whose times step back (the heads-only merge may then
         // order its records otherwise), or an error: the pass again,
         // every record through the merge, which meets the first error
@@ -176,7 +179,7 @@ fn pass1(
         _ => {
             let records = Records::open(files, maps.to_vec(), None, keep, false)?;
             let (scan, bad, _) = Scan::run(files, records, map)?;
-            Ok((scan, bad))
+            Ok((scan, bad, false))
         }
     }
 }
