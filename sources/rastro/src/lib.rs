@@ -126,6 +126,18 @@ impl FieldType {
         })
     }
 
+    /// Bytes of a value of this type; `None` for a string's, which
+    /// depends on the string.
+    pub fn size(self) -> Option<usize> {
+        match self {
+            FieldType::String => None,
+            FieldType::Double | FieldType::U64 => Some(8),
+            FieldType::Float | FieldType::U32 => Some(4),
+            FieldType::U16 => Some(2),
+            FieldType::U8 => Some(1),
+        }
+    }
+
     /// The letter of `rst_event_<letters>` for this type.
     pub fn letter(self) -> char {
         match self {
@@ -601,6 +613,95 @@ struct Clock {
     resolution: u64,
 }
 
+impl Clock {
+    /// `ticks` after the time base, in ns since the epoch; `None` beyond
+    /// i64.
+    #[inline]
+    fn ns(&self, ticks: u128) -> Option<i64> {
+        let total = self.base.checked_add(ticks)?;
+        // Nanosecond and microsecond clocks (libRastro's current and old
+        // layouts) need no 128-bit division, a library call per record:
+        // the same value, without it.
+        let ns = if self.resolution == 1_000_000_000 {
+            Some(total)
+        } else if self.resolution == 1_000_000 {
+            total.checked_mul(1_000)
+        } else {
+            total
+                .checked_mul(1_000_000_000)
+                .map(|x| x / u128::from(self.resolution))
+        };
+        ns.and_then(|x| i64::try_from(x).ok())
+    }
+}
+
+/// The first `N` bytes of `v` (zeros past its end).
+#[inline]
+fn word<const N: usize>(v: &[u8]) -> [u8; N] {
+    v.first_chunk::<N>().copied().unwrap_or([0; N])
+}
+
+/// The commonest records, read straight from the buffer: one header, no
+/// new time base, no string (in the current layout, 12 bytes and the
+/// values). Fills `rec` and gives the record's length; `None`, with `rec`
+/// untouched, for any other record, one that straddles the buffer or a
+/// time out of range: the general path then reads it, or says what is
+/// wrong.
+#[inline]
+fn simple(avail: &[u8], init: &Init, clock: &Clock, rec: &mut Record) -> Option<usize> {
+    let e = init.endian;
+    let header = e.u32(*avail.first_chunk::<4>()?);
+    if header & (TIME_SET | LAST_FIRST) != LAST_FIRST {
+        return None;
+    }
+    let (ticks, head) = match init.layout {
+        Layout::Current => (e.u64(*avail.get(4..)?.first_chunk::<8>()?), 12),
+        Layout::Old => (u64::from(e.u32(*avail.get(4..)?.first_chunk::<4>()?)), 8),
+    };
+    let time_ns = clock.ns(u128::from(ticks))?;
+    let mut len = head;
+    // The types, most significant nibble first, up to the first 0; after
+    // it only zeros (else the general path names the bad code).
+    let mut types = [FieldType::U8; 4];
+    let mut n = 0;
+    let mut left = header & 0xffff;
+    while left != 0 {
+        let t = FieldType::from_nibble((left >> 12) & 0xf)?;
+        if let Some(slot) = types.get_mut(n) {
+            *slot = t;
+        }
+        n += 1;
+        len += t.size()?;
+        left = (left << 4) & 0xffff;
+    }
+    let end = align4(len);
+    let mut vals = avail.get(head..len)?;
+    if avail.len() < end {
+        return None;
+    }
+    // From here on the record is whole in the buffer and is taken.
+    rec.clear();
+    rec.ty = (header >> 18) as u16;
+    rec.time_ns = time_ns;
+    for &t in types.get(..n).unwrap_or_default() {
+        // The lengths were summed above: every value is there.
+        let size = t.size().unwrap_or(0);
+        let (v, rest) = vals.split_at_checked(size).unwrap_or((&[], &[]));
+        vals = rest;
+        match t {
+            FieldType::Double => rec.doubles.push(f64::from_bits(e.u64(word(v)))),
+            FieldType::Float => rec.floats.push(f32::from_bits(e.u32(word(v)))),
+            FieldType::U64 => rec.u64s.push(e.u64(word(v))),
+            FieldType::U16 => rec.u16s.push(e.u16(word(v))),
+            FieldType::U8 => rec.u8s.push(v.first().copied().unwrap_or(0)),
+            FieldType::U32 => rec.u32s.push(e.u32(word(v))),
+            FieldType::String => {}
+        }
+        rec.fields.push(t);
+    }
+    Some(end)
+}
+
 /// Decodes one record from `src` into `rec`.
 fn parse<S: Src>(
     src: &mut S,
@@ -641,21 +742,7 @@ fn parse<S: Src>(
             u128::from(e.u32(src.bytes()?))
         }
     };
-    let total = clock.base + ticks;
-    // Nanosecond and microsecond clocks (libRastro's current and old
-    // layouts) need no 128-bit division, a library call per record: the
-    // same value, without it (beyond i64 either way gives `None`).
-    let ns = if clock.resolution == 1_000_000_000 {
-        Some(total)
-    } else if clock.resolution == 1_000_000 {
-        total.checked_mul(1_000)
-    } else {
-        total
-            .checked_mul(1_000_000_000)
-            .map(|x| x / u128::from(clock.resolution))
-    }
-    .and_then(|x| i64::try_from(x).ok());
-    let Some(ns) = ns else {
+    let Some(ns) = clock.ns(ticks) else {
         return Err(Short::Err(Error {
             offset: start,
             kind: ErrorKind::Layout("time out of range".into()),
@@ -790,6 +877,15 @@ impl<R: Read> RstReader<R> {
                 kind: e.into(),
             })
         })?;
+        if !rec.strings.is_empty() {
+            self.pool.append(&mut rec.strings);
+        }
+        if let Some(len) = simple(avail, &self.init, &self.clock, rec) {
+            rec.offset = start;
+            self.src.consume(len);
+            self.offset += len as u64;
+            return Ok(());
+        }
         let mut fast = Slice {
             buf: avail,
             pos: 0,

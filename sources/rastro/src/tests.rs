@@ -299,3 +299,76 @@ fn records_straddling_the_buffer_decode_the_same() {
         assert_eq!(r.end(), &end_a);
     }
 }
+
+/// One value of a random record.
+fn value_strategy() -> impl proptest::strategy::Strategy<Value = Value<'static>> {
+    use proptest::prelude::*;
+    prop_oneof![
+        any::<u32>().prop_map(Value::U32),
+        any::<u64>().prop_map(Value::U64),
+        any::<u16>().prop_map(Value::U16),
+        any::<u8>().prop_map(Value::U8),
+        any::<u32>().prop_map(|b| Value::F32(f32::from_bits(b & 0x7f7f_ffff))),
+        any::<u64>().prop_map(|b| Value::F64(f64::from_bits(b & 0x7fef_ffff_ffff_ffff))),
+        proptest::sample::select(vec!["", "a", "abcd", "mbox-7"]).prop_map(Value::Str),
+    ]
+}
+
+proptest::proptest! {
+    /// Records read straight from the buffer (one header, no string: the
+    /// common case) decode as the general path decodes them, which a
+    /// reader handing out one byte at a time forces, in both layouts and
+    /// byte orders.
+    #[test]
+    fn the_buffer_fast_path_decodes_as_the_general_path(
+        recs in proptest::collection::vec(
+            (0u16..0x3000, 0i64..7_200_000_000_000, proptest::collection::vec(value_strategy(), 0..10)),
+            1..40),
+        old in proptest::prelude::any::<bool>(),
+        big in proptest::prelude::any::<bool>(),
+    ) {
+        let layout = if old { Layout::Old } else { Layout::Current };
+        let res = if old { 1_000_000 } else { 1_000_000_000 };
+        let endian = if big { Endian::Big } else { Endian::Little };
+        let mut w = Writer::with_endian(endian, layout, res, 1, 2, "h", T);
+        // Past the first 4096 bytes, which the reader keeps whole: there
+        // the one-byte reader takes the general path.
+        let filler = "f".repeat(900);
+        for _ in 0..5 {
+            w.event(7, T, &[Value::Str(&filler)]);
+        }
+        let mut t = T;
+        for (ty, step, values) in &recs {
+            // Steps past an hour set a new time base.
+            t += step;
+            w.event(*ty, t, values);
+        }
+        w.stop(t);
+        let bytes = w.into_bytes();
+        let (_, whole, end) = read_all(&bytes);
+        proptest::prop_assert_eq!(whole.len(), recs.len() + 5);
+        for (rec, (ty, _, values)) in whole.iter().skip(5).zip(&recs) {
+            proptest::prop_assert_eq!(rec.ty, *ty);
+            let u32s: Vec<u64> = values.iter().filter_map(|v| match *v {
+                Value::U32(x) => Some(u64::from(x)),
+                _ => None,
+            }).collect();
+            let u64s: Vec<u64> = values.iter().filter_map(|v| match *v {
+                Value::U64(x) => Some(x),
+                _ => None,
+            }).collect();
+            proptest::prop_assert_eq!(rec.u32s.iter().map(|&x| u64::from(x)).collect::<Vec<_>>(), u32s);
+            proptest::prop_assert_eq!(&rec.u64s, &u64s);
+            proptest::prop_assert_eq!(rec.fields.len(), values.len());
+        }
+        let mut r = RstReader::new(Trickle { data: &bytes, n: 1 }).unwrap();
+        let mut rec = Record::default();
+        let mut k = 0;
+        while r.next_into(&mut rec).unwrap() {
+            proptest::prop_assert_eq!(&rec, &whole[k]);
+            k += 1;
+        }
+        proptest::prop_assert_eq!(k, whole.len());
+        proptest::prop_assert_eq!(r.end(), &end);
+    }
+}
