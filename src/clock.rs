@@ -75,6 +75,7 @@ pub enum ClockMap {
 
 impl ClockMap {
     /// Maps a local time (ns) to the reference clock (ns), flooring.
+    #[inline]
     pub fn map(&self, t: i64) -> i64 {
         match *self {
             ClockMap::Identity => t,

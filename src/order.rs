@@ -138,6 +138,12 @@ impl<K: Ord + Copy, T> Sorted<K, T> {
         }
     }
 
+    /// Whether nothing is queued.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.in_order.is_empty() && self.heap.is_empty()
+    }
+
     /// The smallest key.
     pub fn first(&self) -> Option<K> {
         match (self.in_order.front(), self.heap.peek()) {

@@ -18,7 +18,9 @@
 //!
 //! An event is released once no lane can still push one that maps earlier:
 //! each lane's lowest possible next time is its latest source time minus
-//! the window, mapped.
+//! the window, mapped. A converter whose first pass found every lane in
+//! order says so ([`Timeline::in_order`]) and tells how far its merge has
+//! come ([`Timeline::reached`]): its events are handed on as pushed.
 
 use crate::clock::ClockMap;
 use crate::error::{Error, Result};
@@ -65,9 +67,12 @@ struct LaneState {
 }
 
 impl LaneState {
+    /// As [`LaneMap::map`], in place (a `LaneMap` is a hundred bytes to
+    /// copy, on every event).
     #[inline]
     fn map(&self, local: i64) -> i64 {
-        self.lane_map().map(local)
+        self.clock
+            .map(self.local.map(local).saturating_add(self.offset))
     }
 
     fn lane_map(&self) -> LaneMap {
@@ -123,6 +128,9 @@ pub struct Timeline {
     floors: MinQueue<i64, u32>,
     /// Nothing can come earlier than this any more.
     bound: i64,
+    /// An event ready as it was pushed, with nothing queued before it
+    /// (see [`Timeline::reached`]): it skips the queue.
+    express: Option<(Key, Op)>,
     /// The push count at which the bound may be computed again.
     recheck: u64,
     /// Events not yet handed on. Shared lanes come in source order, which
@@ -166,6 +174,7 @@ impl Timeline {
             max_pos: 0,
             floors: MinQueue::default(),
             bound: i64::MIN,
+            express: None,
             recheck: 0,
             queues: Vec::new(),
             heads: MinQueue::default(),
@@ -272,6 +281,7 @@ impl Timeline {
 
     /// A local time of `lane` on the reference clock (a converter that
     /// merges independent lanes, or pairs the ends of a message, asks).
+    #[inline]
     pub fn map(&self, lane: Lane, local: i64) -> i64 {
         self.lanes
             .get(lane.0 as usize)
@@ -296,6 +306,19 @@ impl Timeline {
     pub fn expect(&mut self, lane: Lane, local: i64) {
         if let Some(l) = self.lanes.get_mut(lane.0 as usize) {
             l.next = l.next.max(local);
+        }
+    }
+
+    /// Tells that the converter, merging lanes found in order
+    /// ([`Timeline::in_order`]) on reference time, has reached `local` on
+    /// `lane`: nothing it pushes from now on maps earlier. Events up to
+    /// there are ready, and one pushed ready while nothing waits skips
+    /// the queue. Ignored unless the lanes were found in order.
+    #[inline]
+    pub fn reached(&mut self, lane: Lane, local: i64) {
+        if self.checked {
+            let t = self.map(lane, local);
+            self.bound = self.bound.max(t);
         }
     }
 
@@ -365,7 +388,13 @@ impl Timeline {
             return Ok(());
         };
         if !merged {
-            q.push(key, op);
+            // Ready, and nothing before it: a later push maps to the
+            // bound or after and has a later sequence number.
+            if key.0 <= self.bound && self.express.is_none() && q.is_empty() {
+                self.express = Some((key, op));
+            } else {
+                q.push(key, op);
+            }
             return Ok(());
         }
         let before = q.first();
@@ -452,6 +481,9 @@ impl Timeline {
     /// The earliest event nothing can precede any more.
     #[inline]
     pub fn pop_ready(&mut self) -> Option<(i64, Op)> {
+        if let Some(((t, _), op)) = self.express.take() {
+            return Some((t, op));
+        }
         // A later push maps to the bound or after, and sorts after what
         // was pushed before it: the bound itself is ready.
         let (i, (first, _)) = self.first()?;
@@ -464,7 +496,7 @@ impl Timeline {
             if self.seq < self.recheck {
                 return None;
             }
-            self.bound = self.lowest_next();
+            self.bound = self.bound.max(self.lowest_next());
             if self.lanes.len() > 1 {
                 self.recheck = self.seq + RECHECK;
             }
@@ -477,161 +509,13 @@ impl Timeline {
 
     /// At the end of the input: the earliest event left.
     pub fn pop_any(&mut self) -> Option<(i64, Op)> {
+        if let Some(((t, _), op)) = self.express.take() {
+            return Some((t, op));
+        }
         let (i, _) = self.first()?;
         self.take(i)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{ContainerId, TypeId};
-
-    fn op(i: usize) -> Op {
-        Op::PopState {
-            container: ContainerId(i as u32),
-            ty: TypeId(0),
-        }
-    }
-
-    fn index(op: &Op) -> usize {
-        op.container().0 as usize
-    }
-
-    /// Pushes `(lane, time)` in order, draining what is ready after each.
-    fn run(t: &mut Timeline, pushes: &[(u32, i64)]) -> Result<Vec<(i64, usize)>> {
-        let mut out = Vec::new();
-        for (i, &(lane, time)) in pushes.iter().enumerate() {
-            t.push_on(Lane(lane), i as u64 + 1, time, op(i))?;
-            while let Some((time, op)) = t.pop_ready() {
-                out.push((time, index(&op)));
-            }
-        }
-        while let Some((time, op)) = t.pop_any() {
-            out.push((time, index(&op)));
-        }
-        Ok(out)
-    }
-
-    fn one(window: i64, times: &[i64]) -> Result<Vec<(i64, usize)>> {
-        let mut t = Timeline::new(window, SourceStats::default(), None);
-        let pushes: Vec<(u32, i64)> = times.iter().map(|&t| (0, t)).collect();
-        run(&mut t, &pushes)
-    }
-
-    #[test]
-    fn lanes_read_in_order_release_at_once_and_refuse_a_step_back() {
-        let mut t = Timeline::lanes(1_000, SourceStats::default()).independent();
-        let a = t.lane(0, Clock::IDENTITY);
-        let b = t.lane(0, Clock::IDENTITY);
-        t.expect(a, 10);
-        t.expect(b, 20);
-        t.push_on(a, 1, 10, op(0)).unwrap();
-        // The window holds it back...
-        assert!(t.pop_ready().is_none());
-        // ...unless a first pass found every lane in order.
-        t.in_order();
-        t.recheck = 0;
-        assert_eq!(
-            t.pop_ready().map(|(time, op)| (time, index(&op))),
-            Some((10, 0))
-        );
-        let e = t.push_on(a, 2, 9, op(1)).unwrap_err();
-        assert!(
-            e.message.contains("line 2: time goes back 1ns before line 1, though the first pass read this file in order"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn sorts_within_the_window_and_keeps_ties_in_order() {
-        let out = one(10, &[5, 3, 5, 20, 12, 30]).unwrap();
-        assert_eq!(out, vec![(3, 1), (5, 0), (5, 2), (12, 4), (20, 3), (30, 5)]);
-    }
-
-    #[test]
-    fn refuses_to_go_back_further() {
-        let e = one(10, &[5, 100, 89]).unwrap_err();
-        assert!(
-            e.message
-                .contains("line 3: time goes back 11ns before line 2"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn shared_lanes_are_placed_by_their_offsets() {
-        let mut t = Timeline::lanes(0, SourceStats::default());
-        t.lane(100, Clock::IDENTITY);
-        t.lane(0, Clock::IDENTITY);
-        // Source times in order; lane 0 runs 100 ns ahead on the wall clock.
-        let out = run(&mut t, &[(0, 0), (1, 50), (1, 100), (0, 120), (1, 150)]).unwrap();
-        assert_eq!(out, vec![(50, 1), (100, 0), (100, 2), (150, 4), (220, 3)]);
-    }
-
-    #[test]
-    fn independent_lanes_wait_for_each_other() {
-        let mut t = Timeline::lanes(5, SourceStats::default()).independent();
-        let a = t.lane(0, Clock::IDENTITY);
-        let b = t.lane(1000, Clock::IDENTITY);
-        t.expect(a, 10);
-        t.expect(b, -990);
-        t.push_on(b, 1, -990, op(0)).unwrap();
-        // Lane a may still push at 10 - 5: nothing at 10 is ready.
-        assert!(t.pop_ready().is_none());
-        t.push_on(a, 1, 10, op(1)).unwrap();
-        t.push_on(a, 2, 40, op(2)).unwrap();
-        // Lane b may still step back to 5 - 5 = 0 on the wall clock.
-        assert!(t.pop_ready().is_none());
-        t.close(b);
-        assert_eq!(t.pop_ready().map(|(t, o)| (t, index(&o))), Some((10, 0)));
-        assert_eq!(t.pop_ready().map(|(t, o)| (t, index(&o))), Some((10, 1)));
-        assert!(t.pop_ready().is_none());
-    }
-
-    #[test]
-    fn two_points_correct_the_drift_between_them() {
-        let mut t = Timeline::lanes(0, SourceStats::default());
-        // 1000 ns of trace time are 1001 ns of wall time.
-        let lane = t
-            .drifting_lane((0, 5_000), (1_000_000, 1_001_000 + 5_000), Clock::IDENTITY)
-            .unwrap();
-        assert_eq!(t.map(lane, 0), 5_000);
-        assert_eq!(t.map(lane, 500_000), 505_500);
-        assert_eq!(t.map(lane, 1_000_000), 1_006_000);
-        assert!(t.drifting_lane((10, 0), (10, 5), Clock::IDENTITY).is_none());
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn output_is_the_stable_sort(times in proptest::collection::vec(0i64..50, 0..60)) {
-            let out = one(100, &times).unwrap();
-            let mut expected: Vec<(i64, usize)> = times.iter().copied().zip(0..).collect();
-            expected.sort_by_key(|&(t, i)| (t, i));
-            proptest::prop_assert_eq!(&out, &expected);
-            // A narrow window either refuses or sorts exactly the same way.
-            if let Ok(narrow) = one(3, &times) {
-                proptest::prop_assert_eq!(narrow, expected);
-            }
-        }
-
-        #[test]
-        fn lanes_give_the_sort_on_the_reference_clock(
-            pushes in proptest::collection::vec((0u32..3, 0i64..50), 0..60),
-            offsets in proptest::collection::vec(-20i64..20, 3),
-        ) {
-            let mut t = Timeline::lanes(100, SourceStats::default());
-            for &o in &offsets {
-                t.lane(o, Clock::IDENTITY);
-            }
-            let out = run(&mut t, &pushes).unwrap();
-            let mut expected: Vec<(i64, usize)> = pushes
-                .iter()
-                .enumerate()
-                .map(|(i, &(l, s))| (s + offsets[l as usize], i))
-                .collect();
-            expected.sort();
-            proptest::prop_assert_eq!(out, expected);
-        }
-    }
-}
+mod tests;

@@ -578,6 +578,9 @@ impl Conv {
         // Every file's start was taken when the run was opened.
         if item.has_rec {
             let rec = &item.rec;
+            // The run is merged on corrected time: when its files are in
+            // order, nothing after this record comes earlier.
+            out.reached(lane, rec.time_ns);
             match defs.get(rec.ty) {
                 None => *self.unknown_ids.entry(rec.ty).or_default() += 1,
                 Some(def) => {
