@@ -64,10 +64,10 @@ pub trait Lines {
 
 /// The text of each token: the one formatting, whichever thread runs it.
 mod text {
-    use crate::time::Short;
+    use crate::time::{Short, SECONDS};
 
     pub fn begin(out: &mut Vec<u8>, id: u8) {
-        let mut s = Short::default();
+        let mut s = Short::<4>::default();
         s.push_u64(u64::from(id));
         s.append_to(out);
     }
@@ -78,21 +78,41 @@ mod text {
     pub struct Seconds {
         ns: Option<i64>,
         /// ` <seconds>`.
-        text: Short,
+        text: Short<SECONDS>,
     }
 
     pub fn time(out: &mut Vec<u8>, last: &mut Seconds, ns: i64) {
-        if last.ns != Some(ns) {
-            last.text = Short::default();
-            last.text.push(b' ');
-            last.text.push_seconds(ns);
-            last.ns = Some(ns);
+        const S: i64 = 1_000_000_000;
+        match last.ns {
+            Some(prev) if prev == ns => {}
+            // In the same second (most lines): only the decimals change.
+            Some(prev) if prev >= 0 && ns >= 0 && prev / S == ns / S => {
+                last.text.replace_decimals(ns as u64);
+                last.ns = Some(ns);
+            }
+            _ => {
+                last.text = Short::default();
+                last.text.push(b' ');
+                last.text.push_seconds(ns);
+                last.ns = Some(ns);
+            }
         }
         last.text.append_to(out);
     }
 
     pub fn ident(out: &mut Vec<u8>, prefix: u8, n: u32) {
-        let mut s = Short::default();
+        // Most aliases are below 100 (the containers, types and values of
+        // a run): a copy of fixed size, no digit loop.
+        if n < 100 {
+            let [a, b] = crate::time::two_digits(n);
+            if n < 10 {
+                out.extend_from_slice(&[b' ', prefix, b]);
+            } else {
+                out.extend_from_slice(&[b' ', prefix, a, b]);
+            }
+            return;
+        }
+        let mut s = Short::<16>::default();
         s.push(b' ');
         s.push(prefix);
         s.push_u64(u64::from(n));
@@ -110,14 +130,14 @@ mod text {
     }
 
     pub fn int(out: &mut Vec<u8>, n: i64) {
-        let mut s = Short::default();
+        let mut s = Short::<24>::default();
         s.push(b' ');
         s.push_i64(n);
         s.append_to(out);
     }
 
     pub fn key(out: &mut Vec<u8>, channel: u32, seq: u64) {
-        let mut s = Short::default();
+        let mut s = Short::<40>::default();
         s.push(b' ');
         s.push(b'k');
         s.push_u64(u64::from(channel));
@@ -132,7 +152,7 @@ mod text {
         // are the very text ryu gives, without its `.0`, at a third of the
         // cost. ryu keeps -0, fractions and what it writes with exponents.
         if v.fract() == 0.0 && v.abs() < 1e15 && !(v == 0.0 && v.is_sign_negative()) {
-            let mut s = Short::default();
+            let mut s = Short::<24>::default();
             s.push_i64(v as i64);
             s.append_to(out);
             return;
@@ -423,6 +443,29 @@ impl<W: Write> Lines for Taped<W> {
 mod tests {
     use super::*;
 
+    /// Each token's block holds its longest text.
+    #[test]
+    fn tokens_at_their_longest() {
+        let mut out = Vec::new();
+        text::begin(&mut out, u8::MAX);
+        text::time(&mut out, &mut text::Seconds::default(), i64::MIN);
+        text::ident(&mut out, b'C', u32::MAX);
+        for n in [0, 9, 10, 99, 100] {
+            text::ident(&mut out, b'V', n);
+        }
+        text::int(&mut out, i64::MIN);
+        text::key(&mut out, u32::MAX, u64::MAX);
+        text::double(&mut out, -999_999_999_999_999.0);
+        let want = format!(
+            "255 -9223372036.854775808 C{} V0 V9 V10 V99 V100 {} k{}_{} -999999999999999",
+            u32::MAX,
+            i64::MIN,
+            u32::MAX,
+            u64::MAX
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+    }
+
     fn line<L: Lines>(t: &mut L, i: u32) {
         t.begin(13);
         t.time(i64::from(i) * 1_000_003 - 1_500_000_000);
@@ -474,16 +517,47 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Times in a row, near one another or not, each as the plain
+        /// formatting writes it.
+        #[test]
+        fn times_in_a_row_are_each_their_own_text(
+            base: i64,
+            steps in proptest::collection::vec(-3_000_000_000i64..3_000_000_000, 1..30),
+        ) {
+            let mut last = text::Seconds::default();
+            let mut ns = base / 2;
+            for step in steps {
+                ns = ns.saturating_add(step);
+                let mut out = Vec::new();
+                text::time(&mut out, &mut last, ns);
+                proptest::prop_assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    format!(" {}", crate::time::seconds(ns))
+                );
+            }
+        }
+    }
+
     #[test]
     fn consecutive_times_copy_one_text() {
         let mut last = text::Seconds::default();
         let mut out = Vec::new();
-        for ns in [5, 5, -1_500_000_000, -1_500_000_000, 5] {
+        for ns in [
+            5,
+            5,
+            -1_500_000_000,
+            -1_500_000_000,
+            5,
+            999_999_999,
+            1_000_000_000,
+            1_000_000_007,
+        ] {
             text::time(&mut out, &mut last, ns);
         }
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            " 0.000000005 0.000000005 -1.500000000 -1.500000000 0.000000005"
+            " 0.000000005 0.000000005 -1.500000000 -1.500000000 0.000000005 0.999999999 1.000000000 1.000000007"
         );
     }
 
