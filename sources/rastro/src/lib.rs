@@ -196,7 +196,8 @@ pub struct Record {
     pub u16s: Vec<u16>,
     /// `c` values.
     pub u8s: Vec<u8>,
-    /// `s` values, decoded lossily as UTF-8.
+    /// `s` values, decoded lossily as UTF-8 (none when the reader skips
+    /// them: [`RstReader::skip_strings`]).
     pub strings: Vec<String>,
 }
 
@@ -457,8 +458,9 @@ trait Src {
     /// Offset of the next byte in the file.
     fn offset(&self) -> u64;
     fn bytes<const N: usize>(&mut self) -> std::result::Result<[u8; N], Short>;
-    /// Appends a NUL-terminated string to `out`, then skips its padding.
-    fn string_into(&mut self, out: &mut String) -> std::result::Result<(), Short>;
+    /// Appends a NUL-terminated string to `out` (`None`: checks that it
+    /// ends in time and skips it), then skips its padding.
+    fn string_into(&mut self, out: Option<&mut String>) -> std::result::Result<(), Short>;
 
     fn pad(&mut self) -> std::result::Result<(), Short> {
         let pad = (4 - (self.offset() % 4)) % 4;
@@ -509,20 +511,22 @@ impl Src for Slice<'_> {
         Ok(*b)
     }
 
-    fn string_into(&mut self, out: &mut String) -> std::result::Result<(), Short> {
+    fn string_into(&mut self, out: Option<&mut String>) -> std::result::Result<(), Short> {
         let start = self.offset();
         let rest = self.buf.get(self.pos..).unwrap_or_default();
         let window = rest.get(..MAX_STRING + 1).unwrap_or(rest);
-        let Some(nul) = window.iter().position(|&b| b == 0) else {
+        let Some(nul) = memchr::memchr(0, window) else {
             return Err(if window.len() > MAX_STRING {
                 long_string(start)
             } else {
                 Short::Eof
             });
         };
-        out.push_str(&String::from_utf8_lossy(
-            window.get(..nul).unwrap_or_default(),
-        ));
+        if let Some(out) = out {
+            out.push_str(&String::from_utf8_lossy(
+                window.get(..nul).unwrap_or_default(),
+            ));
+        }
         self.pos += nul + 1;
         self.pad()
     }
@@ -571,7 +575,7 @@ impl<B: BufRead> Src for Stream<'_, B> {
         Ok(b)
     }
 
-    fn string_into(&mut self, out: &mut String) -> std::result::Result<(), Short> {
+    fn string_into(&mut self, out: Option<&mut String>) -> std::result::Result<(), Short> {
         let start = *self.offset;
         self.scratch.clear();
         loop {
@@ -585,7 +589,7 @@ impl<B: BufRead> Src for Stream<'_, B> {
             if avail.is_empty() {
                 return Err(Short::Eof);
             }
-            let (take, done) = match avail.iter().position(|&b| b == 0) {
+            let (take, done) = match memchr::memchr(0, avail) {
                 Some(i) => (i, true),
                 None => (avail.len(), false),
             };
@@ -601,7 +605,9 @@ impl<B: BufRead> Src for Stream<'_, B> {
                 break;
             }
         }
-        out.push_str(&String::from_utf8_lossy(self.scratch));
+        if let Some(out) = out {
+            out.push_str(&String::from_utf8_lossy(self.scratch));
+        }
         self.pad()
     }
 }
@@ -702,19 +708,17 @@ fn simple(avail: &[u8], init: &Init, clock: &Clock, rec: &mut Record) -> Option<
     Some(end)
 }
 
-/// Decodes one record from `src` into `rec`.
+/// Decodes one record from `src` into `rec`; its strings only when
+/// `pool` is given (their buffers come from there).
 fn parse<S: Src>(
     src: &mut S,
     init: &Init,
     clock: &mut Clock,
-    pool: &mut Vec<String>,
+    mut pool: Option<&mut Vec<String>>,
     rec: &mut Record,
 ) -> std::result::Result<(), Short> {
     let e = init.endian;
     let start = src.offset();
-    if !rec.strings.is_empty() {
-        pool.append(&mut rec.strings);
-    }
     rec.clear();
     rec.offset = start;
     let header = e.u32(src.bytes()?);
@@ -773,12 +777,15 @@ fn parse<S: Src>(
     for i in 0..rec.fields.len() {
         let Some(&f) = rec.fields.get(i) else { break };
         match f {
-            FieldType::String => {
-                let mut s = pool.pop().unwrap_or_default();
-                s.clear();
-                src.string_into(&mut s)?;
-                rec.strings.push(s);
-            }
+            FieldType::String => match pool.as_deref_mut() {
+                Some(pool) => {
+                    let mut s = pool.pop().unwrap_or_default();
+                    s.clear();
+                    src.string_into(Some(&mut s))?;
+                    rec.strings.push(s);
+                }
+                None => src.string_into(None)?,
+            },
             FieldType::Double => rec.doubles.push(f64::from_bits(e.u64(src.bytes()?))),
             FieldType::Float => rec.floats.push(f32::from_bits(e.u32(src.bytes()?))),
             FieldType::U64 => rec.u64s.push(e.u64(src.bytes()?)),
@@ -799,6 +806,7 @@ pub struct RstReader<R: Read> {
     end: End,
     scratch: Vec<u8>,
     pool: Vec<String>,
+    strings: bool,
 }
 
 impl<R: Read> RstReader<R> {
@@ -849,7 +857,18 @@ impl<R: Read> RstReader<R> {
             end: End::Open,
             scratch: Vec::new(),
             pool: Vec::new(),
+            strings: true,
         })
+    }
+
+    /// Reads past string values instead of decoding them: each is still
+    /// checked to end within [`MAX_STRING`] bytes, and listed in
+    /// [`Record::fields`], but [`Record::strings`] stays empty (for a
+    /// reader of the integers only: most of a string record's cost was
+    /// its UTF-8 conversion).
+    pub fn skip_strings(mut self) -> RstReader<R> {
+        self.strings = false;
+        self
     }
 
     /// The file's INIT record.
@@ -891,7 +910,8 @@ impl<R: Read> RstReader<R> {
             pos: 0,
             base: start,
         };
-        match parse(&mut fast, &self.init, &mut self.clock, &mut self.pool, rec) {
+        let pool = self.strings.then_some(&mut self.pool);
+        match parse(&mut fast, &self.init, &mut self.clock, pool, rec) {
             Ok(()) => {
                 let n = fast.pos;
                 self.src.consume(n);
@@ -909,7 +929,8 @@ impl<R: Read> RstReader<R> {
             offset: &mut self.offset,
             scratch: &mut self.scratch,
         };
-        parse(&mut slow, &self.init, &mut self.clock, &mut self.pool, rec)
+        let pool = self.strings.then_some(&mut self.pool);
+        parse(&mut slow, &self.init, &mut self.clock, pool, rec)
     }
 
     /// Reads the next event record into `rec`; `Ok(false)` at the end

@@ -163,6 +163,12 @@ fn bad_input_is_an_error_at_its_offset() {
     };
     assert!(e.to_string().contains("string without terminator"), "{e}");
     assert!(e.offset > at as u64);
+    // The same when strings are read past.
+    let skipped = {
+        let mut r = RstReader::new(w.bytes()).unwrap().skip_strings();
+        r.next_into(&mut Record::default()).unwrap_err()
+    };
+    assert_eq!(skipped.to_string(), e.to_string());
 }
 
 proptest::proptest! {
@@ -370,5 +376,19 @@ proptest::proptest! {
         }
         proptest::prop_assert_eq!(k, whole.len());
         proptest::prop_assert_eq!(r.end(), &end);
+        // Strings read past: the same records without their text, from
+        // the buffer and from the stream.
+        for n in [1, bytes.len()] {
+            let mut r = RstReader::new(Trickle { data: &bytes, n }).unwrap().skip_strings();
+            let mut k = 0;
+            while r.next_into(&mut rec).unwrap() {
+                let mut want = whole[k].clone();
+                want.strings.clear();
+                proptest::prop_assert_eq!(&rec, &want);
+                k += 1;
+            }
+            proptest::prop_assert_eq!(k, whole.len());
+            proptest::prop_assert_eq!(r.end(), &end);
+        }
     }
 }

@@ -140,7 +140,10 @@ pub(super) fn open_file(
     path: &Path,
 ) -> Result<(RstReader<crate::input::Reader>, integrador_rastro::Init)> {
     let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-    let reader = RstReader::new(file).map_err(|e| Error::in_file(path, e))?;
+    // Event maps read integers only: strings are read past.
+    let reader = RstReader::new(file)
+        .map_err(|e| Error::in_file(path, e))?
+        .skip_strings();
     let init = reader.init().clone();
     Ok((reader, init))
 }
@@ -330,7 +333,9 @@ impl Records {
                 let mut readers = Vec::with_capacity(paths.len());
                 for p in paths {
                     let f = crate::input::open_on_thread(&p).map_err(|e| Error::in_file(&p, e))?;
-                    let r = RstReader::new(f).map_err(|e| Error::in_file(&p, e))?;
+                    let r = RstReader::new(f)
+                        .map_err(|e| Error::in_file(&p, e))?
+                        .skip_strings();
                     readers.push((p, r));
                 }
                 Ok(Walk::new(readers, &maps, keep, heads_only))
