@@ -481,8 +481,10 @@ impl Timeline {
     /// The earliest event nothing can precede any more.
     #[inline]
     pub fn pop_ready(&mut self) -> Option<(i64, Op)> {
-        if let Some(((t, _), op)) = self.express.take() {
-            return Some((t, op));
+        if self.express.is_some() {
+            if let Some(((t, _), op)) = self.express.take() {
+                return Some((t, op));
+            }
         }
         // A later push maps to the bound or after, and sorts after what
         // was pushed before it: the bound itself is ready.
@@ -509,8 +511,10 @@ impl Timeline {
 
     /// At the end of the input: the earliest event left.
     pub fn pop_any(&mut self) -> Option<(i64, Op)> {
-        if let Some(((t, _), op)) = self.express.take() {
-            return Some((t, op));
+        if self.express.is_some() {
+            if let Some(((t, _), op)) = self.express.take() {
+                return Some((t, op));
+            }
         }
         let (i, _) = self.first()?;
         self.take(i)
