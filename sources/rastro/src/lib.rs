@@ -660,16 +660,12 @@ fn simple(avail: &[u8], init: &Init, clock: &Clock, rec: &mut Record) -> Option<
     if header & (TIME_SET | LAST_FIRST) != LAST_FIRST {
         return None;
     }
-    let (ticks, head) = match init.layout {
-        Layout::Current => (e.u64(*avail.get(4..)?.first_chunk::<8>()?), 12),
-        Layout::Old => (u64::from(e.u32(*avail.get(4..)?.first_chunk::<4>()?)), 8),
-    };
-    let time_ns = clock.ns(u128::from(ticks))?;
-    let mut len = head;
     // The types, most significant nibble first, up to the first 0; after
-    // it only zeros (else the general path names the bad code).
+    // it only zeros (else the general path names the bad code). Looked at
+    // first: a record with a string leaves at once.
     let mut types = [FieldType::U8; 4];
     let mut n = 0;
+    let mut size = 0;
     let mut left = header & 0xffff;
     while left != 0 {
         let t = FieldType::from_nibble((left >> 12) & 0xf)?;
@@ -677,9 +673,15 @@ fn simple(avail: &[u8], init: &Init, clock: &Clock, rec: &mut Record) -> Option<
             *slot = t;
         }
         n += 1;
-        len += t.size()?;
+        size += t.size()?;
         left = (left << 4) & 0xffff;
     }
+    let (ticks, head) = match init.layout {
+        Layout::Current => (e.u64(*avail.get(4..)?.first_chunk::<8>()?), 12),
+        Layout::Old => (u64::from(e.u32(*avail.get(4..)?.first_chunk::<4>()?)), 8),
+    };
+    let time_ns = clock.ns(u128::from(ticks))?;
+    let len = head + size;
     let end = align4(len);
     let mut vals = avail.get(head..len)?;
     if avail.len() < end {
