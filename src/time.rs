@@ -27,7 +27,12 @@ const PAIRS: &[u8; 200] = b"\
 /// The two decimal digits of `n` (below 100; its last two otherwise).
 #[inline]
 pub fn two_digits(n: u32) -> [u8; 2] {
-    let d = (n % 100) as usize;
+    pair((n % 100) as usize)
+}
+
+/// The digits of `d`, below 100.
+#[inline]
+fn pair(d: usize) -> [u8; 2] {
     match PAIRS.get(2 * d..2 * d + 2) {
         Some(&[a, b]) => [a, b],
         _ => [b'0', b'0'],
@@ -81,12 +86,9 @@ impl<const CAP: usize> Short<CAP> {
         let end = (self.len + width).min(CAP);
         if let Some(slots) = self.bytes.get_mut(self.len..end) {
             let mut pairs = slots.rchunks_exact_mut(2);
-            for pair in &mut pairs {
-                let d = (n % 100) as usize;
+            for two in &mut pairs {
+                two.copy_from_slice(&pair((n % 100) as usize));
                 n /= 100;
-                if let Some(two) = PAIRS.get(2 * d..2 * d + 2) {
-                    pair.copy_from_slice(two);
-                }
             }
             if let Some(first) = pairs.into_remainder().first_mut() {
                 *first = b'0' + (n % 10) as u8;

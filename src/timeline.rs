@@ -49,11 +49,8 @@ impl Clock {
 pub struct Lane(u32);
 
 struct LaneState {
-    /// Wall clock = local.map(local time) + offset (ns): `local` is the
-    /// identity but for a trace placed by two markers (its drift).
-    local: ClockMap,
-    offset: i64,
-    clock: ClockMap,
+    /// Its local time to the reference clock.
+    place: LaneMap,
     /// Latest local time pushed (independent lanes), and where.
     max: i64,
     max_pos: u64,
@@ -67,27 +64,20 @@ struct LaneState {
 }
 
 impl LaneState {
-    /// As [`LaneMap::map`], in place (a `LaneMap` is a hundred bytes to
-    /// copy, on every event).
+    /// Through its [`LaneMap`] in place (a hundred bytes to copy, on every
+    /// event).
     #[inline]
     fn map(&self, local: i64) -> i64 {
-        self.clock
-            .map(self.local.map(local).saturating_add(self.offset))
-    }
-
-    fn lane_map(&self) -> LaneMap {
-        LaneMap {
-            local: self.local,
-            offset: self.offset,
-            clock: self.clock,
-        }
+        self.place.map(local)
     }
 }
 
 /// One lane's local time to the reference clock, apart from its
 /// timeline: a decoder thread that merges independent lanes takes it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaneMap {
+    /// Wall clock = local.map(local time) + offset (ns): `local` is the
+    /// identity but for a trace placed by two markers (its drift).
     local: ClockMap,
     offset: i64,
     clock: ClockMap,
@@ -236,9 +226,12 @@ impl Timeline {
 
     fn lane_of(&mut self, local: ClockMap, offset: i64, clock: Clock) -> Lane {
         let id = self.lanes.len() as u32;
-        let same = |l: &LaneState| {
-            self.independent || (l.local, l.offset, l.clock) == (local, offset, clock.0)
+        let place = LaneMap {
+            local,
+            offset,
+            clock: clock.0,
         };
+        let same = |l: &LaneState| self.independent || l.place == place;
         let queue = match self.lanes.iter().find(|l| same(l)) {
             Some(l) => l.queue,
             None => {
@@ -247,9 +240,7 @@ impl Timeline {
             }
         };
         self.lanes.push(LaneState {
-            local,
-            offset,
-            clock: clock.0,
+            place,
             max: i64::MIN,
             max_pos: 0,
             next: i64::MIN,
@@ -297,7 +288,7 @@ impl Timeline {
                 offset: 0,
                 clock: ClockMap::Identity,
             },
-            LaneState::lane_map,
+            |l| l.place,
         )
     }
 
@@ -357,23 +348,21 @@ impl Timeline {
             if (*max).saturating_sub(local) > self.window {
                 let unit = self.unit;
                 let path = l.path.as_deref().unwrap_or(&self.stats.path);
-                if self.checked {
-                    return Err(Error::in_file(
-                        path,
-                        format!(
-                            "{unit} {pos}: time goes back {} before {unit} {}, though the first pass read this file in order (did it change while read?)",
-                            crate::time::format_duration(*max - local),
-                            *max_pos,
-                        ),
-                    ));
-                }
+                let why = if self.checked {
+                    "though the first pass read this file in order (did it change while read?)"
+                        .to_string()
+                } else {
+                    format!(
+                        "more than the reorder window of {} (--reorder-window)",
+                        crate::time::format_duration(self.window)
+                    )
+                };
                 return Err(Error::in_file(
                     path,
                     format!(
-                        "{unit} {pos}: time goes back {} before {unit} {}, more than the reorder window of {} (--reorder-window)",
+                        "{unit} {pos}: time goes back {} before {unit} {}, {why}",
                         crate::time::format_duration(*max - local),
                         *max_pos,
-                        crate::time::format_duration(self.window)
                     ),
                 ));
             }
@@ -478,13 +467,19 @@ impl Timeline {
         Some((t, op))
     }
 
+    /// The event in the express slot, if any: looked at before it is
+    /// taken (a take moves the whole empty slot, on every pop).
+    #[inline]
+    fn take_express(&mut self) -> Option<(i64, Op)> {
+        self.express.as_ref()?;
+        self.express.take().map(|((t, _), op)| (t, op))
+    }
+
     /// The earliest event nothing can precede any more.
     #[inline]
     pub fn pop_ready(&mut self) -> Option<(i64, Op)> {
-        if self.express.is_some() {
-            if let Some(((t, _), op)) = self.express.take() {
-                return Some((t, op));
-            }
+        if let Some(e) = self.take_express() {
+            return Some(e);
         }
         // A later push maps to the bound or after, and sorts after what
         // was pushed before it: the bound itself is ready.
@@ -511,10 +506,8 @@ impl Timeline {
 
     /// At the end of the input: the earliest event left.
     pub fn pop_any(&mut self) -> Option<(i64, Op)> {
-        if self.express.is_some() {
-            if let Some(((t, _), op)) = self.express.take() {
-                return Some((t, op));
-            }
+        if let Some(e) = self.take_express() {
+            return Some(e);
         }
         let (i, _) = self.first()?;
         self.take(i)

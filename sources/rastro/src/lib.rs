@@ -755,11 +755,6 @@ fn parse<S: Src>(
         }));
     };
     rec.time_ns = ns;
-    // Most records carry no value, or a few: a header with no type and
-    // no continuation ends the record here.
-    if header & 0xffff == 0 && header & LAST_FIRST != 0 {
-        return src.pad();
-    }
     nibbles(header, 4, &mut rec.fields, start)?;
     let mut last = header & LAST_FIRST != 0;
     while !last {

@@ -140,12 +140,17 @@ pub(super) fn open_file(
     path: &Path,
 ) -> Result<(RstReader<crate::input::Reader>, integrador_rastro::Init)> {
     let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-    // Event maps read integers only: strings are read past.
-    let reader = RstReader::new(file)
-        .map_err(|e| Error::in_file(path, e))?
-        .skip_strings();
+    let reader = reader(path, file)?;
     let init = reader.init().clone();
     Ok((reader, init))
+}
+
+/// `file`'s records past its INIT record. Event maps read integers only:
+/// strings are read past.
+fn reader<R: Read>(path: &Path, file: R) -> Result<RstReader<R>> {
+    Ok(RstReader::new(file)
+        .map_err(|e| Error::in_file(path, e))?
+        .skip_strings())
 }
 
 /// One file being read.
@@ -333,10 +338,7 @@ impl Records {
                 let mut readers = Vec::with_capacity(paths.len());
                 for p in paths {
                     let f = crate::input::open_on_thread(&p).map_err(|e| Error::in_file(&p, e))?;
-                    let r = RstReader::new(f)
-                        .map_err(|e| Error::in_file(&p, e))?
-                        .skip_strings();
-                    readers.push((p, r));
+                    readers.push((p.clone(), reader(&p, f)?));
                 }
                 Ok(Walk::new(readers, &maps, keep, heads_only))
             },
