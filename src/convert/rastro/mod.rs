@@ -128,8 +128,18 @@ impl Defs {
 
     #[inline]
     fn get(&self, ty: u16) -> Option<&EventDef> {
-        let i = *self.slot.get(usize::from(ty))?;
-        self.defs.get(usize::from(i))
+        self.find(ty).map(|(_, d)| d)
+    }
+
+    /// The event of `ty` and its place in [`Defs::all`].
+    #[inline]
+    fn find(&self, ty: u16) -> Option<(usize, &EventDef)> {
+        let i = usize::from(*self.slot.get(usize::from(ty))?);
+        Some((i, self.defs.get(i)?))
+    }
+
+    fn all(&self) -> &[EventDef] {
+        &self.defs
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::walk::{FileInfo, Records};
 use super::*;
+use std::collections::hash_map::Entry;
 
 /// A link instance: the link, its key values, and the FIFO counter last
 /// when the map asks for one.
@@ -142,20 +143,30 @@ impl Scan {
         let ranks: HashSet<u64> = files.iter().map(|f| f.id1).collect();
         let threads: HashSet<(u64, u64)> = files.iter().map(|f| (f.id1, f.id2)).collect();
         let mut unplaceable: HashSet<Key> = HashSet::new();
-        // Link values by a small id, kept in the `open` entry of a key.
+        // The map's events by type id, and the values of each one's link
+        // ends by a small id, kept in the `open` entry of a key (found by
+        // index: hashing the type and the value's text were two of the
+        // five hash lookups of each link end).
+        let defs = Defs::new(map);
         let mut value_ids: HashMap<&str, u32> = HashMap::new();
-        for def in map.events.values() {
-            for end in [&def.link_start, &def.link_end].into_iter().flatten() {
-                let n = value_ids.len() as u32;
-                value_ids.entry(end.value.as_str()).or_insert(n);
-            }
-        }
+        let values: Vec<[u32; 2]> = defs
+            .all()
+            .iter()
+            .map(|def| {
+                [&def.link_start, &def.link_end].map(|end| {
+                    end.as_ref().map_or(u32::MAX, |end| {
+                        let n = value_ids.len() as u32;
+                        *value_ids.entry(end.value.as_str()).or_insert(n)
+                    })
+                })
+            })
+            .collect();
         while let Some(item) = records.next()? {
             let i = item.file;
             let Some(f) = files.get(i).filter(|_| item.has_rec) else {
                 continue;
             };
-            if let Some(def) = map.events.get(&item.rec.ty) {
+            if let Some((d, def)) = defs.find(item.rec.ty) {
                 let (rec, id1, id2) = (&item.rec, f.id1, f.id2);
                 if let Some(p) = def.process.and_then(|e| e.eval(rec, id1, id2, 0)) {
                     s.pid.entry(id1).or_insert(p as u32);
@@ -163,15 +174,13 @@ impl Scan {
                 if let Some(t) = def.thread.and_then(|e| e.eval(rec, id1, id2, 0)) {
                     s.tid.entry(i).or_insert(t as u32);
                 }
-                for (end, start) in [(&def.link_start, true), (&def.link_end, false)] {
+                let ends = [(&def.link_start, true), (&def.link_end, false)];
+                let ids = values.get(d).copied().unwrap_or([u32::MAX; 2]);
+                for ((end, start), value) in ends.into_iter().zip(ids) {
                     let Some(end) = end else { continue };
                     let (open, partner) = (&mut s.open, &mut s.partner);
                     let level = map.links.get(end.link).map_or(Level::Rank, |l| l.level);
                     let unplaceable = &mut unplaceable;
-                    let value = value_ids
-                        .get(end.value.as_str())
-                        .copied()
-                        .unwrap_or(u32::MAX);
                     keys.each(end, start, rec, id1, id2, |k, peer| {
                         let Some(k) = k else { return };
                         if let Some(e) = end.partner {
@@ -183,16 +192,25 @@ impl Scan {
                                 unplaceable.insert(k);
                             }
                         }
-                        let e = open.entry(k).or_insert((0, i, value));
+                        let step = if start { 1 } else { -1 };
+                        // One lookup: the entry is removed through itself.
+                        let mut o = match open.entry(k) {
+                            Entry::Vacant(v) => {
+                                v.insert((step, i, value));
+                                return;
+                            }
+                            Entry::Occupied(o) => o,
+                        };
+                        let e = o.get_mut();
                         if e.2 != value {
                             unplaceable.insert(k);
                         }
-                        e.0 += if start { 1 } else { -1 };
+                        e.0 += step;
                         if e.0 == 0 {
                             // Both ends seen; the end's file is this one
                             // or the one that came first.
                             let end_file = if start { e.1 } else { i };
-                            open.remove(&k);
+                            o.remove();
                             if needs_partner.get(usize::from(k.link)) == Some(&true) {
                                 partner.insert(k, end_file);
                             }
