@@ -219,10 +219,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
             } => {
                 self.create_container(reg, container, ev.time)?;
                 self.declare_type(reg, ty)?;
-                self.begin(EventKind::SetVariable);
-                self.time(ev.time);
-                self.cont(container);
-                self.ty(ty);
+                self.head(EventKind::SetVariable, ev.time, container, ty, None);
                 self.double(value);
                 self.stats.variables += 1;
             }
@@ -362,23 +359,20 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
         if let (Some(v), true) = (value, state) {
             self.declare_value(reg, v)?;
         }
-        self.begin(kind);
-        self.time(time);
-        self.cont(container);
         match (value, state) {
-            (Some(v), true) => {
-                self.ty(ty);
-                self.val(v);
-            }
+            (Some(v), true) => self.head(kind, time, container, ty, Some(v)),
             (Some(v), false) if kind == EventKind::NewEvent => {
+                self.begin(kind);
+                self.time(time);
+                self.cont(container);
                 self.name(&reg.value(v).name);
                 self.ty(ty);
             }
             (Some(v), false) => {
-                self.ty(ty);
+                self.head(kind, time, container, ty, None);
                 self.name(&reg.value(v).name);
             }
-            (None, _) => self.ty(ty),
+            (None, _) => self.head(kind, time, container, ty, None),
         }
         Ok(())
     }
@@ -519,6 +513,22 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
         // Fewer than 256 event kinds: the id fits a byte.
         self.lines
             .begin(u8::try_from(id_of(kind)).unwrap_or(u8::MAX));
+    }
+
+    /// `begin`, `time`, `cont`, `ty` and `val` at once (see [`Lines::head`]).
+    fn head(
+        &mut self,
+        kind: EventKind,
+        t: i64,
+        c: ContainerId,
+        ty: TypeId,
+        value: Option<ValueId>,
+    ) {
+        let id = u8::try_from(id_of(kind)).unwrap_or(u8::MAX);
+        let rel = if self.absolute { t } else { t - self.origin };
+        let c = (c != ContainerId::ROOT).then(|| self.containers.get(c.0));
+        let v = value.map(|v| self.values.get(v.0));
+        self.lines.head(id, rel, c, self.types.get(ty.0), v);
     }
 
     fn end(&mut self) -> io::Result<()> {
