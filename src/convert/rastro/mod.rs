@@ -34,12 +34,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod config;
+mod defs;
 mod open;
 mod scan;
 mod walk;
 
 pub use config::DeckConfig;
 
+use defs::Defs;
 use scan::{Key, Keys};
 use walk::{end_note, After, FileInfo, Item, Records, Slim};
 
@@ -101,46 +103,6 @@ pub struct RastroSource {
     /// its own fields (an `Arc` cloned per record was two locked
     /// instructions, each waiting for every store before it).
     defs: Defs,
-}
-
-/// The map's events by type id, found by index: a hash lookup per
-/// record, and its probe into entries of 480 bytes, were 5% of the
-/// converter's time.
-struct Defs {
-    /// Per type id, its place in `defs`; `u16::MAX`: none.
-    slot: Vec<u16>,
-    defs: Vec<EventDef>,
-}
-
-impl Defs {
-    fn new(map: &EventMap) -> Defs {
-        let mut slot = vec![u16::MAX; usize::from(u16::MAX) + 1];
-        let mut defs = Vec::with_capacity(map.events.len());
-        for (&ty, def) in &map.events {
-            let i = u16::try_from(defs.len()).ok().filter(|&i| i != u16::MAX);
-            if let (Some(s), Some(i)) = (slot.get_mut(usize::from(ty)), i) {
-                *s = i;
-                defs.push(def.clone());
-            }
-        }
-        Defs { slot, defs }
-    }
-
-    #[inline]
-    fn get(&self, ty: u16) -> Option<&EventDef> {
-        self.find(ty).map(|(_, d)| d)
-    }
-
-    /// The event of `ty` and its place in [`Defs::all`].
-    #[inline]
-    fn find(&self, ty: u16) -> Option<(usize, &EventDef)> {
-        let i = usize::from(*self.slot.get(usize::from(ty))?);
-        Some((i, self.defs.get(i)?))
-    }
-
-    fn all(&self) -> &[EventDef] {
-        &self.defs
-    }
 }
 
 /// What the conversion knows, apart from the records it reads (which it
