@@ -3,9 +3,9 @@
 //! (time, source index, sequence), so equal times leave in a documented,
 //! deterministic order: by source index (the order of the command line's
 //! source kinds, then file order), then in each source's own order.
-//! Memory is one event per source.
+//! Memory is one event per source, or one batch when there is one.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::Event;
 use crate::order::MinQueue;
 use crate::registry::Registry;
@@ -19,9 +19,25 @@ pub struct Merge {
     sources: Vec<Box<dyn EventSource>>,
     heap: MinQueue<Key, Event>,
     seq: Vec<u64>,
-    /// With one source, its next event, and no heap: the heap's moves
+    /// With one source, its next events, and no heap: the heap's moves
     /// of its entries were a tenth of what a PCP run does per event.
-    only: Option<Event>,
+    only: Option<Ahead>,
+}
+
+/// Events per call to a lone source. The converter then runs a batch
+/// at a time, and the writer the same events after it, each with its
+/// own code and tables in the caches, instead of taking turns per event:
+/// 1 GB of akypuera 13.9-16.1 s -> 12.6-13.5 s, of DECK 18.9-20.8 s ->
+/// 17.7-18.9 s (alternating runs), though callgrind counts a few more
+/// instructions; PCP the same within noise.
+const BATCH: usize = 256;
+
+/// A lone source's events taken ahead.
+struct Ahead {
+    buf: Vec<Event>,
+    pos: usize,
+    /// The error the source stopped on, given after the events before it.
+    failed: Option<Error>,
 }
 
 impl Merge {
@@ -30,7 +46,16 @@ impl Merge {
         let mut heap = MinQueue::with_capacity(sources.len());
         let mut only = None;
         if let [s] = sources.as_mut_slice() {
-            only = s.next_event(reg)?;
+            // The first event alone: what the registry knows before the
+            // first line is written stays what one event's conversion
+            // registers (Registry::up_front_order).
+            let mut buf = Vec::with_capacity(BATCH);
+            s.next_batch(reg, &mut buf, 1)?;
+            only = Some(Ahead {
+                buf,
+                pos: 0,
+                failed: None,
+            });
         } else {
             for (i, s) in sources.iter_mut().enumerate() {
                 if let Some(event) = s.next_event(reg)? {
@@ -50,7 +75,7 @@ impl Merge {
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<i64> {
         match &self.only {
-            Some(e) => Some(e.time),
+            Some(a) => a.buf.get(a.pos).map(|e| e.time),
             None => self.heap.peek().map(|(k, _)| k.0),
         }
     }
@@ -62,10 +87,26 @@ impl Merge {
 
     /// The next event and the index of the source it came from.
     pub fn next(&mut self, reg: &mut Registry) -> Result<Option<(usize, Event)>> {
-        if let Some(event) = self.only.take() {
-            if let Some(s) = self.sources.first_mut() {
-                self.only = s.next_event(reg)?;
+        if let Some(a) = &mut self.only {
+            if a.pos == a.buf.len() {
+                if let Some(e) = a.failed.take() {
+                    return Err(e);
+                }
+                a.buf.clear();
+                a.pos = 0;
+                if let Some(s) = self.sources.first_mut() {
+                    if let Err(e) = s.next_batch(reg, &mut a.buf, BATCH) {
+                        if a.buf.is_empty() {
+                            return Err(e);
+                        }
+                        a.failed = Some(e);
+                    }
+                }
             }
+            let Some(&event) = a.buf.get(a.pos) else {
+                return Ok(None);
+            };
+            a.pos += 1;
             return Ok(Some((0, event)));
         }
         let Some((&(_, i, _), _)) = self.heap.peek() else {
@@ -134,6 +175,65 @@ mod tests {
             out.push((e.time, e.op.container().0));
         }
         out
+    }
+
+    /// Gives `n` events, then fails.
+    struct Failing(i64, SourceStats);
+
+    impl EventSource for Failing {
+        fn next_event(&mut self, _: &mut Registry) -> Result<Option<Event>> {
+            if self.0 == 0 {
+                return Err(Error::input("boom"));
+            }
+            self.0 -= 1;
+            Ok(Some(Event {
+                time: 1000 - self.0,
+                op: Op::SetVariable {
+                    container: ContainerId(0),
+                    ty: TypeId(0),
+                    value: 0.0,
+                },
+            }))
+        }
+        fn stats(&self) -> &SourceStats {
+            &self.1
+        }
+    }
+
+    /// A lone source is read in batches: the events before its error
+    /// still come out, in order, then the error.
+    #[test]
+    fn a_lone_source_gives_its_events_before_its_error() {
+        for n in [
+            0,
+            1,
+            2,
+            BATCH as i64 - 1,
+            BATCH as i64,
+            3 * BATCH as i64 + 5,
+        ] {
+            let mut reg = Registry::new(Hierarchy::builtin());
+            let source: Box<dyn EventSource> = Box::new(Failing(n, SourceStats::default()));
+            let err = match Merge::new(vec![source], &mut reg) {
+                Err(e) => {
+                    assert_eq!(n, 0);
+                    e
+                }
+                Ok(mut m) => {
+                    let mut times = Vec::new();
+                    let err = loop {
+                        match m.next_event(&mut reg) {
+                            Ok(Some(e)) => times.push(e.time),
+                            Ok(None) => panic!("ended without its error"),
+                            Err(e) => break e,
+                        }
+                    };
+                    assert_eq!(times, (1001 - n..=1000).collect::<Vec<_>>());
+                    err
+                }
+            };
+            assert!(err.to_string().contains("boom"), "{err}");
+        }
     }
 
     proptest::proptest! {

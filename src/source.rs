@@ -65,6 +65,17 @@ pub use crate::messages::MessageStats;
 pub trait EventSource {
     /// The next event, in non-decreasing time; `Ok(None)` at the end.
     fn next_event(&mut self, reg: &mut Registry) -> Result<Option<Event>>;
+    /// Appends the next events to `out`, up to `max`; fewer only at the
+    /// end. On an error, the events before it are appended first.
+    fn next_batch(&mut self, reg: &mut Registry, out: &mut Vec<Event>, max: usize) -> Result<()> {
+        for _ in 0..max {
+            match self.next_event(reg)? {
+                Some(e) => out.push(e),
+                None => break,
+            }
+        }
+        Ok(())
+    }
     /// Counts so far.
     fn stats(&self) -> &SourceStats;
 }
@@ -94,8 +105,11 @@ impl<C: Converter> Converted<C> {
     }
 }
 
-impl<C: Converter> EventSource for Converted<C> {
-    fn next_event(&mut self, reg: &mut Registry) -> Result<Option<Event>> {
+impl<C: Converter> Converted<C> {
+    /// The next event ready, converting records until one is; `None` at
+    /// the end.
+    #[inline]
+    fn next_ready(&mut self, reg: &mut Registry) -> Result<Option<Event>> {
         let t = &mut self.timeline;
         loop {
             let ready = if self.done {
@@ -120,6 +134,24 @@ impl<C: Converter> EventSource for Converted<C> {
                 self.done = true;
             }
         }
+    }
+}
+
+impl<C: Converter> EventSource for Converted<C> {
+    fn next_event(&mut self, reg: &mut Registry) -> Result<Option<Event>> {
+        self.next_ready(reg)
+    }
+
+    // The loop here, not in the merge: one call through the trait per
+    // batch, not per event.
+    fn next_batch(&mut self, reg: &mut Registry, out: &mut Vec<Event>, max: usize) -> Result<()> {
+        for _ in 0..max {
+            match self.next_ready(reg)? {
+                Some(e) => out.push(e),
+                None => break,
+            }
+        }
+        Ok(())
     }
 
     fn stats(&self) -> &SourceStats {
