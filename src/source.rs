@@ -142,8 +142,9 @@ impl<C: Converter> EventSource for Converted<C> {
         self.next_ready(reg)
     }
 
-    // The loop here, not in the merge: one call through the trait per
-    // batch, not per event.
+    // The trait's loop again, over `next_ready` inlined: with the
+    // default's call to `next_event` instead, 1 GB of akypuera took
+    // 11.6-17.1 s against 12.6-12.9 s (alternating runs).
     fn next_batch(&mut self, reg: &mut Registry, out: &mut Vec<Event>, max: usize) -> Result<()> {
         for _ in 0..max {
             match self.next_ready(reg)? {
