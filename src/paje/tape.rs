@@ -64,19 +64,7 @@ pub trait Lines {
     /// The start of an entity's line, `<id> <time> c<container> t<type>
     /// [v<value>]` (`0` for the root container), as the five calls write
     /// it: one token on a tape instead of five (most lines start so).
-    #[inline]
-    fn head(&mut self, id: u8, ns: i64, container: Option<u32>, ty: u32, value: Option<u32>) {
-        self.begin(id);
-        self.time(ns);
-        match container {
-            Some(c) => self.ident(b'c', c),
-            None => self.word(b"0"),
-        }
-        self.ident(b't', ty);
-        if let Some(v) = value {
-            self.ident(b'v', v);
-        }
-    }
+    fn head(&mut self, id: u8, ns: i64, container: Option<u32>, ty: u32, value: Option<u32>);
     /// Ends the line; hands on what is buffered once it is a chunk.
     fn end(&mut self) -> io::Result<()>;
     /// Hands on the rest and gives back the output.
@@ -138,6 +126,27 @@ mod text {
         s.push(prefix);
         s.push_u64(u64::from(n));
         s.append_to(out);
+    }
+
+    /// [`super::Lines::head`].
+    pub fn head(
+        out: &mut Vec<u8>,
+        last: &mut Seconds,
+        (id, ns): (u8, i64),
+        container: Option<u32>,
+        ty: u32,
+        value: Option<u32>,
+    ) {
+        begin(out, id);
+        time(out, last, ns);
+        match container {
+            Some(c) => ident(out, b'c', c),
+            None => word(out, b"0"),
+        }
+        ident(out, b't', ty);
+        if let Some(v) = value {
+            ident(out, b'v', v);
+        }
     }
 
     pub fn word(out: &mut Vec<u8>, w: &[u8]) {
@@ -228,6 +237,16 @@ impl<W: Write> Lines for Text<W> {
     }
     fn double(&mut self, v: f64) {
         text::double(&mut self.buf, v);
+    }
+    fn head(&mut self, id: u8, ns: i64, container: Option<u32>, ty: u32, value: Option<u32>) {
+        text::head(
+            &mut self.buf,
+            &mut self.seconds,
+            (id, ns),
+            container,
+            ty,
+            value,
+        );
     }
     fn end(&mut self) -> io::Result<()> {
         self.buf.push(b'\n');
@@ -351,17 +370,9 @@ pub fn format(tape: &[u8], out: &mut Vec<u8>, seconds: &mut text::Seconds) {
                     let cont = u32::from_le_bytes(c.take()?);
                     let ty = u32::from_le_bytes(c.take()?);
                     let value = u32::from_le_bytes(c.take()?);
-                    text::begin(out, id);
-                    text::time(out, seconds, ns);
-                    if flags & ROOT != 0 {
-                        text::word(out, b"0");
-                    } else {
-                        text::ident(out, b'c', cont);
-                    }
-                    text::ident(out, b't', ty);
-                    if flags & VALUE != 0 {
-                        text::ident(out, b'v', value);
-                    }
+                    let cont = (flags & ROOT == 0).then_some(cont);
+                    let value = (flags & VALUE != 0).then_some(value);
+                    text::head(out, seconds, (id, ns), cont, ty, value);
                 }
                 _ => return None,
             }

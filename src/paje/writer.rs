@@ -510,9 +510,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
     }
 
     fn begin(&mut self, kind: EventKind) {
-        // Fewer than 256 event kinds: the id fits a byte.
-        self.lines
-            .begin(u8::try_from(id_of(kind)).unwrap_or(u8::MAX));
+        self.lines.begin(byte_id(kind));
     }
 
     /// `begin`, `time`, `cont`, `ty` and `val` at once (see [`Lines::head`]).
@@ -524,10 +522,9 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
         ty: TypeId,
         value: Option<ValueId>,
     ) {
-        let id = u8::try_from(id_of(kind)).unwrap_or(u8::MAX);
-        let rel = if self.absolute { t } else { t - self.origin };
         let c = (c != ContainerId::ROOT).then(|| self.containers.get(c.0));
         let v = value.map(|v| self.values.get(v.0));
+        let (id, rel) = (byte_id(kind), self.rel(t));
         self.lines.head(id, rel, c, self.types.get(ty.0), v);
     }
 
@@ -571,13 +568,24 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
     }
 
     fn time(&mut self, t: i64) {
-        let rel = if self.absolute { t } else { t - self.origin };
-        self.lines.time(rel);
+        self.lines.time(self.rel(t));
+    }
+
+    /// A time as the trace writes it: from T0 unless absolute.
+    fn rel(&self, t: i64) -> i64 {
+        let origin = if self.absolute { 0 } else { self.origin };
+        t - origin
     }
 
     fn double(&mut self, v: f64) {
         self.lines.double(v);
     }
+}
+
+/// An event kind's id as a line's first token: fewer than 256 kinds, so
+/// it fits a byte.
+fn byte_id(kind: EventKind) -> u8 {
+    u8::try_from(id_of(kind)).unwrap_or(u8::MAX)
 }
 
 /// Appends a human-readable name: never empty, never a `"` inside, no

@@ -338,7 +338,8 @@ impl Records {
                 let mut readers = Vec::with_capacity(paths.len());
                 for p in paths {
                     let f = crate::input::open_on_thread(&p).map_err(|e| Error::in_file(&p, e))?;
-                    readers.push((p.clone(), reader(&p, f)?));
+                    let r = reader(&p, f)?;
+                    readers.push((p, r));
                 }
                 Ok(Walk::new(readers, &maps, keep, heads_only))
             },
