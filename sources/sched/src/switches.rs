@@ -12,7 +12,9 @@
 //! reported, but never earlier than [`Cpus::watermark`].
 
 use crate::text::{Event, Kind};
-use std::collections::HashMap;
+// foldhash: every event looks up its CPU and tasks here (SipHash was a
+// tenth of the converter's time).
+use foldhash::HashMap;
 
 /// On or off a CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +38,9 @@ pub struct Switch {
     pub pid: i32,
     /// Reconstructed, not recorded.
     pub inferred: bool,
-    /// For a recorded switch out: the state the task left in.
-    pub state: Option<String>,
+    /// A recorded switch out: the task left in the state its event's
+    /// `prev_state` gives.
+    pub recorded_out: bool,
 }
 
 /// The CPUs' state while a trace is read.
@@ -66,7 +69,7 @@ impl Cpus {
         cpu: u32,
         t: i64,
         inferred: bool,
-        state: Option<String>,
+        recorded_out: bool,
         out: &mut Vec<Switch>,
     ) {
         let Some(&pid) = self.cur.get(&cpu) else {
@@ -85,7 +88,7 @@ impl Cpus {
             change: Change::Out,
             pid,
             inferred,
-            state,
+            recorded_out,
         });
     }
 
@@ -94,7 +97,7 @@ impl Cpus {
             if let Some(&other) = self.running_on.get(&pid) {
                 if other != cpu {
                     let at = self.seen.get(&other).copied().unwrap_or(t);
-                    self.leave(other, at, true, None, out);
+                    self.leave(other, at, true, false, out);
                     self.cur.insert(other, 0);
                 }
             }
@@ -105,7 +108,7 @@ impl Cpus {
                 change: Change::In,
                 pid,
                 inferred,
-                state: None,
+                recorded_out: false,
             });
         }
         self.cur.insert(cpu, pid);
@@ -122,7 +125,7 @@ impl Cpus {
         if let Some(&cur) = self.cur.get(&cpu) {
             if cur != ctx {
                 let t_out = self.seen.get(&cpu).copied().unwrap_or(ts);
-                self.leave(cpu, t_out, true, None, out);
+                self.leave(cpu, t_out, true, false, out);
                 let t_in = if ctx != 0 {
                     t_out
                         .max(self.last_out.get(&ctx).copied().unwrap_or(t_out))
@@ -135,12 +138,8 @@ impl Cpus {
             }
         }
         match &ev.kind {
-            Kind::Switch {
-                prev_state,
-                next_pid,
-                ..
-            } => {
-                self.leave(cpu, ts, false, Some(prev_state.clone()), out);
+            Kind::Switch { next_pid, .. } => {
+                self.leave(cpu, ts, false, true, out);
                 self.enter(cpu, *next_pid, ts, false, out);
             }
             other => {

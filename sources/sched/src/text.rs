@@ -185,6 +185,16 @@ fn between<'a>(s: &'a str, key: &Key, until: Option<&Key>) -> Option<&'a str> {
 /// The leading integer of `s`: spaces before it allowed, text after it
 /// ignored (`120 target_cpu=000`).
 fn num(s: &str) -> Option<i32> {
+    // Nearly always plain digits then a space or the end: read them
+    // without the general path's trimming, counting and reparsing.
+    let b = s.as_bytes();
+    let digits = b.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits > 0 && digits < 10 && b.get(digits).is_none_or(|&c| c != b'-') {
+        let n = b[..digits]
+            .iter()
+            .fold(0i32, |n, d| n * 10 + i32::from(d - b'0'));
+        return Some(n);
+    }
     let s = s.trim_start();
     let end = s
         .bytes()
@@ -250,10 +260,84 @@ impl Pool {
     }
 }
 
+/// A payload read left to right, field after field, where the kernel
+/// prints them: no search starts before the last field's end, and none
+/// goes further than the next space or two.
+struct Fields<'a> {
+    s: &'a str,
+    at: usize,
+}
+
+impl<'a> Fields<'a> {
+    /// Steps over `key`, which must come next.
+    #[inline]
+    fn expect(&mut self, key: &str) -> Option<()> {
+        let end = self.at + key.len();
+        (self.s.as_bytes().get(self.at..end)? == key.as_bytes()).then(|| self.at = end)
+    }
+
+    /// The text up to the next `key` (a comm may hold spaces: only the
+    /// whole key ends it), stepping over both.
+    #[inline]
+    fn until(&mut self, key: &str) -> Option<&'a str> {
+        let (b, k) = (self.s.as_bytes(), key.as_bytes());
+        let first = *k.first()?;
+        let mut i = self.at;
+        // A plain loop: the key is a few bytes on, closer than memchr's
+        // and memcmp's set-up would pay for.
+        while i + k.len() <= b.len() {
+            if b[i] == first && &b[i..i + k.len()] == k {
+                let v = self.s.get(self.at..i)?;
+                self.at = i + k.len();
+                return Some(v);
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// The number that comes next, as [`num`] reads it.
+    fn int(&self) -> Option<i32> {
+        num(self.s.get(self.at..)?)
+    }
+}
+
+/// ftrace's and perf's sched_switch (`prev_comm= prev_pid= prev_prio=
+/// prev_state= ==> next_comm= next_pid= next_prio=`), in that order;
+/// `None` sends any other shape to the general reading.
+fn switch_in_order(p: &str, pool: &mut Pool) -> Option<Kind> {
+    let mut f = Fields { s: p, at: 0 };
+    f.expect("prev_comm=")?;
+    let prev_comm = f.until(" prev_pid=")?;
+    let prev_pid = f.int()?;
+    f.until(" prev_state=")?;
+    let prev_state = f.until(" ==> ")?;
+    f.expect("next_comm=")?;
+    let next_comm = f.until(" next_pid=")?;
+    let next_pid = f.int()?;
+    Some(Kind::Switch {
+        prev_comm: pool.own(prev_comm),
+        prev_pid,
+        prev_state: pool.own(prev_state),
+        next_comm: pool.own(next_comm),
+        next_pid,
+    })
+}
+
+/// A wakeup's leading `comm= pid=` fields.
+fn wakeup_in_order(p: &str) -> Option<(&str, i32)> {
+    let mut f = Fields { s: p, at: 0 };
+    f.expect("comm=")?;
+    let comm = f.until(" pid=")?;
+    Some((comm, f.int()?))
+}
+
 fn payload_kind(event: &str, p: &str, pool: &mut Pool) -> Option<Kind> {
     Some(match event {
         "sched_switch" => {
-            if SWITCH_FIELDS.find(p).is_some() {
+            if let Some(k) = switch_in_order(p, pool) {
+                k
+            } else if SWITCH_FIELDS.find(p).is_some() {
                 Kind::Switch {
                     prev_comm: pool.own(between(p, &PREV_COMM, Some(&PREV_PID))?),
                     prev_pid: num(between(p, &PREV_PID, None)?)?,
@@ -278,7 +362,9 @@ fn payload_kind(event: &str, p: &str, pool: &mut Pool) -> Option<Kind> {
             }
         }
         "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => {
-            let (comm, pid) = if PID.find(p).is_some() {
+            let (comm, pid) = if let Some((c, pid)) = wakeup_in_order(p) {
+                (pool.own(c), pid)
+            } else if PID.find(p).is_some() {
                 (
                     pool.own(between(p, &COMM, Some(&PID))?),
                     num(between(p, &PID, None)?)?,
@@ -325,6 +411,11 @@ impl<R: BufRead> TextReader<R> {
             lost: Vec::new(),
             pool: Pool::default(),
         }
+    }
+
+    /// Lines read so far (comments and the like included).
+    pub fn lines_read(&self) -> u64 {
+        self.line
     }
 
     /// Reads the next line into the buffer: `Ok(false)` at the end.

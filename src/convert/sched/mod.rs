@@ -20,7 +20,8 @@ use crate::timeline::Clock;
 use integrador_sched::switches::{Change, Cpus, Switch};
 use integrador_sched::text::{kernel_state, Event, Kind, TextReader};
 use integrador_sched::Format;
-use std::collections::HashMap;
+// foldhash: rows, names and tasks are looked up per event.
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -151,7 +152,7 @@ pub struct SchedSource {
     /// Each task's thread group and name (pass 1).
     tasks: HashMap<i32, Task>,
     /// Tasks that exited, to end their rows at their last switch.
-    exiting: std::collections::HashSet<i32>,
+    exiting: HashSet<i32>,
     /// Each task's name as its events last gave it: a change (exec,
     /// pthread_setname_np) is shown as a point event on its row.
     names: HashMap<i32, String>,
@@ -242,7 +243,7 @@ impl SchedSource {
             machine,
             rows: HashMap::new(),
             tasks: scan.tasks,
-            exiting: Default::default(),
+            exiting: HashSet::default(),
             names: HashMap::new(),
             inferred: (0, 0),
             released: i64::MIN,
@@ -326,9 +327,10 @@ impl SchedSource {
         if pid <= 0 {
             return;
         }
-        let mut r = self.row(reg, pid);
-        r.on_cpu = on_cpu;
-        self.rows.insert(pid, r);
+        let r = self.row(reg, pid);
+        if let Some(row) = self.rows.get_mut(&pid) {
+            row.on_cpu = on_cpu;
+        }
         let op = Op::SetState {
             container: r.container,
             ty: r.ty,
@@ -349,10 +351,13 @@ impl SchedSource {
                 }
                 Change::Out => {
                     self.inferred.1 += u64::from(s.inferred);
-                    let state = match (&s.state, self.format) {
-                        (Some(st), Format::TraceCmd) => kernel_state(st),
-                        (Some(st), _) => st.clone(),
-                        (None, _) => String::new(),
+                    let state = match (&ev.kind, s.recorded_out) {
+                        (Kind::Switch { prev_state, .. }, true) => prev_state.as_str(),
+                        _ => "",
+                    };
+                    let state = match self.format {
+                        Format::TraceCmd => std::borrow::Cow::Owned(kernel_state(state)),
+                        _ => std::borrow::Cow::Borrowed(state),
                     };
                     if self.exiting.contains(&s.pid) {
                         // Its switch after sched_process_exit, whatever
@@ -360,7 +365,7 @@ impl SchedSource {
                         self.end(reg, ev.line, s.ts, s.pid);
                         continue;
                     }
-                    let pick: fn(&Row) -> ValueId = match state.as_str() {
+                    let pick: fn(&Row) -> ValueId = match state.as_ref() {
                         "R" | "R+" => |r| r.runnable,
                         "S" => |r| r.sleeping,
                         // Dead (zombie or gone): the task's last switch.
@@ -446,9 +451,10 @@ impl SchedSource {
         if pid <= 0 {
             return;
         }
-        let mut r = self.row(reg, pid);
-        r.on_cpu = false;
-        self.rows.insert(pid, r);
+        let r = self.row(reg, pid);
+        if let Some(row) = self.rows.get_mut(&pid) {
+            row.on_cpu = false;
+        }
         self.exiting.remove(&pid);
         let op = Op::PopState {
             container: r.container,

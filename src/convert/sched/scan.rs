@@ -4,10 +4,10 @@
 //! and a `host=` word in one of them, and the host line of the header.
 
 use crate::error::{Error, Result};
-use integrador_sched::text::TextReader;
+use integrador_sched::text::{TextError, TextReader};
 use integrador_sched::Format;
-use std::collections::HashMap;
-use std::io::BufReader;
+use foldhash::HashMap;
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 /// The marker text (docs/formats.md §6).
@@ -36,20 +36,87 @@ pub(super) struct Scan {
     pub uname_host: Option<String>,
 }
 
+/// A text trace at least this large is scanned in two halves at once
+/// when a core is free: pass 1 stands alone before the second pass can
+/// start, so its time is the run's.
+const SPLIT_AT: u64 = 8 << 20;
+
 impl Scan {
     pub(super) fn run(path: &Path, format: Format) -> Result<Scan> {
+        if let Some(s) = Scan::run_split(path, format, SPLIT_AT)? {
+            return Ok(s);
+        }
         let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-        let mut r = TextReader::new(
+        let r = TextReader::new(
             BufReader::with_capacity(crate::input::buffer_size(path), file),
             format,
         );
+        Scan::part(r).map(|(s, _)| s).map_err(|e| Error::in_file(path, e))
+    }
+
+    /// Pass 1 in two halves, the second on a thread of its own, when
+    /// `path` is a regular file of at least `min` bytes and a core is
+    /// free; `None` otherwise. The halves meet at a line's start, and
+    /// joined (the second's tasks over the first's, its markers after)
+    /// they are the scan of the whole, line numbers and first error
+    /// included.
+    fn run_split(path: &Path, format: Format, min: u64) -> Result<Option<Scan>> {
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        if size < min.max(2) || !crate::input::threadable(path) {
+            return Ok(None);
+        }
+        let Some(mid) = line_start_after(path, size / 2)? else {
+            return Ok(None);
+        };
+        if !crate::prefetch::claim() {
+            return Ok(None);
+        }
+        Scan::split_at(path, format, mid, Some(crate::prefetch::Core)).map(Some)
+    }
+
+    /// Pass 1 with the lines from byte `mid` (a line's start) on read on
+    /// a thread of its own, which holds `core` (the claimed core) till
+    /// its end.
+    fn split_at(
+        path: &Path,
+        format: Format,
+        mid: u64,
+        core: Option<crate::prefetch::Core>,
+    ) -> Result<Scan> {
+        let (p, cap) = (path.to_path_buf(), crate::input::buffer_size(path));
+        let second = std::thread::spawn(move || {
+            let _core = core;
+            let mut f = crate::input::open_on_thread(&p)?;
+            f.seek(SeekFrom::Start(mid))?;
+            let r = TextReader::new(BufReader::with_capacity(cap, f), format);
+            Ok::<_, std::io::Error>(Scan::part(r))
+        });
+        let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+        let r = TextReader::new(BufReader::with_capacity(cap, file.take(mid)), format);
+        let first = Scan::part(r);
+        let second = second
+            .join()
+            .map_err(|_| Error::in_file(path, "pass 1's second half failed"))?
+            .map_err(|e| Error::in_file(path, e))?;
+        let (mut a, lines) = first.map_err(|e| Error::in_file(path, e))?;
+        let (b, _) = second.map_err(|mut e| {
+            e.line += lines;
+            Error::in_file(path, e)
+        })?;
+        a.join(b);
+        Ok(a)
+    }
+
+    /// Pass 1 over what `r` reads: the scan and the lines read, or the
+    /// first line in error (numbered from `r`'s start).
+    fn part<R: std::io::BufRead>(mut r: TextReader<R>) -> std::result::Result<(Scan, u64), TextError> {
         let mut s = Scan::default();
         // Only the context column is parsed, and the rest of the lines
         // that hold the marker text; a name is copied only when it
         // changes. (A line whose event does not parse is reported by
         // pass 2, as it would be here.)
         let marker = memchr::memmem::Finder::new(MARKER);
-        while let Some(l) = r.next_context().map_err(|e| Error::in_file(path, e))? {
+        while let Some(l) = r.next_context()? {
             if l.pid > 0 {
                 let t = s.tasks.entry(l.pid).or_default();
                 if l.tgid.is_some() {
@@ -63,7 +130,7 @@ impl Scan {
             if marker.find(l.text.as_bytes()).is_none() {
                 continue;
             }
-            let (line, h) = (l.number, l.head().map_err(|e| Error::in_file(path, e))?);
+            let (line, h) = (l.number, l.head()?);
             let text = match h.event {
                 "tracing_mark_write" => h.payload.trim(),
                 // trace-cmd: `0xffffffff8149ab1a: text`.
@@ -74,9 +141,25 @@ impl Scan {
                 _ => continue,
             };
             let (ts, text) = (h.ts_ns, text.to_string());
-            s.marker(path, line, ts, &text)?;
+            s.marker(line, ts, &text)?;
         }
-        Ok(s)
+        Ok((s, r.lines_read()))
+    }
+
+    /// Adds the scan of the lines after this scan's.
+    fn join(&mut self, later: Scan) {
+        for (pid, t) in later.tasks {
+            let e = self.tasks.entry(pid).or_default();
+            if t.tgid.is_some() {
+                e.tgid = t.tgid;
+            }
+            e.comm = t.comm;
+        }
+        self.has_tgid |= later.has_tgid;
+        self.markers.extend(later.markers);
+        if self.marker_host.is_none() {
+            self.marker_host = later.marker_host;
+        }
     }
 
     /// Pass 1 over a trace.dat: names (its saved command lines), markers,
@@ -95,23 +178,24 @@ impl Scan {
                 }
             }
             if let integrador_tracedat::Kind::Print(text) = &ev.kind {
-                s.marker(path, ev.index, ev.ts_ns, text)?;
+                s.marker(ev.index, ev.ts_ns, text)
+                    .map_err(|e| Error::in_file(path, e))?;
             }
         }
         Ok(s)
     }
 
-    fn marker(&mut self, path: &Path, line: u64, ts: i64, text: &str) -> Result<()> {
+    fn marker(&mut self, line: u64, ts: i64, text: &str) -> std::result::Result<(), TextError> {
         let Some(rest) = text.split(MARKER).nth(1) else {
             return Ok(());
         };
         let mut words = rest.split_whitespace();
         let num = words.next().unwrap_or("");
         let Some(epoch) = crate::clock::parse_epoch_ns(num.as_bytes()) else {
-            return Err(Error::in_file(
-                path,
-                format!("line {line}: marker `{MARKER}{num}`: expected epoch seconds"),
-            ));
+            return Err(TextError {
+                line,
+                what: format!("marker `{MARKER}{num}`: expected epoch seconds"),
+            });
         };
         self.markers.push((ts, epoch));
         if let Some(h) = words.find_map(|w| w.strip_prefix("host=")) {
@@ -121,6 +205,21 @@ impl Scan {
         }
         Ok(())
     }
+}
+
+/// The offset of the first line that starts after byte `at` of `path`,
+/// looked for in the next 64 KiB; `None` past them or at the end.
+fn line_start_after(path: &Path, at: u64) -> Result<Option<u64>> {
+    let mut f = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+    f.seek(SeekFrom::Start(at))
+        .map_err(|e| Error::in_file(path, e))?;
+    let mut buf = Vec::with_capacity(1 << 16);
+    f.take(1 << 16)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::in_file(path, e))?;
+    Ok(memchr::memchr(b'\n', &buf)
+        .map(|i| at + i as u64 + 1)
+        .filter(|&m| (m as usize) < at as usize + buf.len()))
 }
 
 /// The host a text trace names in its header: a `# host <name>` line, or
@@ -148,4 +247,67 @@ pub(super) fn header_host(path: &Path) -> Result<Option<String>> {
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(s: &Scan) -> String {
+        let mut tasks: Vec<_> = s.tasks.iter().map(|(p, t)| (p, &t.tgid, &t.comm)).collect();
+        tasks.sort();
+        format!(
+            "{tasks:?} {} {:?} {:?} {:?}",
+            s.has_tgid, s.markers, s.marker_host, s.uname_host
+        )
+    }
+
+    /// Split at every line start, pass 1 is the whole file's: the same
+    /// tasks (latest names, thread groups), markers, host, and the same
+    /// first error with the same line number.
+    #[test]
+    fn halves_join_into_the_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/sched/");
+        for name in [
+            "pingpong-pipe/ftrace.txt",
+            "pingpong-pipe/trace-cmd-report.txt",
+            "pingpong-pipe/perf-script.txt",
+            "tgid-contend3/ftrace.txt",
+        ] {
+            let full = std::fs::read(format!("{data}{name}")).unwrap();
+            // Only the first 120 lines, so that every split is tried, then
+            // the same lines with a bad marker and a bad context line
+            // after them.
+            let head: Vec<u8> = full
+                .split_inclusive(|&b| b == b'\n')
+                .take(120)
+                .flatten()
+                .copied()
+                .collect();
+            let format = integrador_sched::detect(&head);
+            let mut bad = head.clone();
+            bad.extend_from_slice(b"x-1 [000] 5.000000: tracing_mark_write: integrador_epoch=zz\n");
+            bad.extend_from_slice(b"no context column here\n");
+            for (i, bytes) in [head, bad].iter().enumerate() {
+                let path = dir.path().join(format!("t{i}"));
+                std::fs::write(&path, bytes).unwrap();
+                let whole = Scan::run(&path, format).map(|s| summary(&s));
+                assert_eq!(whole.is_err(), i == 1, "{name}: {whole:?}");
+                let starts = std::iter::once(0).chain(
+                    memchr::memchr_iter(b'\n', bytes).map(|i| i as u64 + 1),
+                );
+                for mid in starts {
+                    let split = Scan::split_at(&path, format, mid, None).map(|s| summary(&s));
+                    match (&whole, &split) {
+                        (Ok(a), Ok(b)) => assert_eq!(a, b, "{name} split at {mid}"),
+                        (Err(a), Err(b)) => {
+                            assert_eq!(a.to_string(), b.to_string(), "{name} split at {mid}")
+                        }
+                        _ => panic!("{name} split at {mid}: {whole:?} vs {split:?}"),
+                    }
+                }
+            }
+        }
+    }
 }
