@@ -185,14 +185,18 @@ fn between<'a>(s: &'a str, key: &Key, until: Option<&Key>) -> Option<&'a str> {
 /// The leading integer of `s`: spaces before it allowed, text after it
 /// ignored (`120 target_cpu=000`).
 fn num(s: &str) -> Option<i32> {
-    // Nearly always plain digits then a space or the end: read them
-    // without the general path's trimming, counting and reparsing.
+    // Nearly always plain digits then a space or the end: read them in
+    // one pass, without the general path's trimming and reparsing.
     let b = s.as_bytes();
-    let digits = b.iter().take_while(|b| b.is_ascii_digit()).count();
-    if digits > 0 && digits < 10 && b.get(digits).is_none_or(|&c| c != b'-') {
-        let n = b[..digits]
-            .iter()
-            .fold(0i32, |n, d| n * 10 + i32::from(d - b'0'));
+    let (mut n, mut len) = (0i32, 0);
+    for &c in b.iter().take(9) {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        n = n * 10 + i32::from(c - b'0');
+        len += 1;
+    }
+    if len > 0 && b.get(len).is_none_or(|&c| c != b'-' && !c.is_ascii_digit()) {
         return Some(n);
     }
     let s = s.trim_start();
@@ -285,8 +289,8 @@ impl<'a> Fields<'a> {
         let mut i = self.at;
         // A plain loop: the key is a few bytes on, closer than memchr's
         // and memcmp's set-up would pay for.
-        while i + k.len() <= b.len() {
-            if b[i] == first && &b[i..i + k.len()] == k {
+        while let Some(w) = b.get(i..i + k.len()) {
+            if w.first() == Some(&first) && w == k {
                 let v = self.s.get(self.at..i)?;
                 self.at = i + k.len();
                 return Some(v);
@@ -324,6 +328,17 @@ fn switch_in_order(p: &str, pool: &mut Pool) -> Option<Kind> {
     })
 }
 
+/// sched_switch's fields wherever they are, each found from the start.
+fn switch_by_search(p: &str, pool: &mut Pool) -> Option<Kind> {
+    Some(Kind::Switch {
+        prev_comm: pool.own(between(p, &PREV_COMM, Some(&PREV_PID))?),
+        prev_pid: num(between(p, &PREV_PID, None)?)?,
+        prev_state: pool.own(between(p, &PREV_STATE, Some(&ARROW))?),
+        next_comm: pool.own(between(p, &NEXT_COMM, Some(&NEXT_PID))?),
+        next_pid: num(between(p, &NEXT_PID, None)?)?,
+    })
+}
+
 /// A wakeup's leading `comm= pid=` fields.
 fn wakeup_in_order(p: &str) -> Option<(&str, i32)> {
     let mut f = Fields { s: p, at: 0 };
@@ -338,13 +353,7 @@ fn payload_kind(event: &str, p: &str, pool: &mut Pool) -> Option<Kind> {
             if let Some(k) = switch_in_order(p, pool) {
                 k
             } else if SWITCH_FIELDS.find(p).is_some() {
-                Kind::Switch {
-                    prev_comm: pool.own(between(p, &PREV_COMM, Some(&PREV_PID))?),
-                    prev_pid: num(between(p, &PREV_PID, None)?)?,
-                    prev_state: pool.own(between(p, &PREV_STATE, Some(&ARROW))?),
-                    next_comm: pool.own(between(p, &NEXT_COMM, Some(&NEXT_PID))?),
-                    next_pid: num(between(p, &NEXT_PID, None)?)?,
-                }
+                switch_by_search(p, pool)?
             } else {
                 // trace-cmd's plugin: `prev:pid [prio] STATE ==> next:pid [prio]`.
                 let (left, right) = p.split_once(" ==> ")?;
@@ -640,8 +649,11 @@ fn context(l: &str, format: Format) -> Result<Context<'_>, String> {
                 ),
                 _ => (ctx, None),
             };
-            let dash =
-                memchr::memrchr(b'-', ctx.as_bytes()).ok_or("no `comm-pid` before the CPU")?;
+            // The pid is a few bytes from the end: a plain loop.
+            let dash = ctx
+                .bytes()
+                .rposition(|c| c == b'-')
+                .ok_or("no `comm-pid` before the CPU")?;
             let (c, p) = (
                 ctx.get(..dash).unwrap_or_default(),
                 ctx.get(dash + 1..).unwrap_or_default(),
@@ -661,7 +673,7 @@ fn event_part<'a>(line: &Line<'a>) -> Result<Head<'a>, &'static str> {
     let (l, close, format) = (line.text, line.close, line.format);
     let rest = l.get(close + 1..).unwrap_or_default().trim_ascii_start();
     // Optional flags column, then `<time>:`.
-    let rest = match memchr::memchr(b' ', rest.as_bytes()) {
+    let rest = match rest.bytes().position(|b| b == b' ') {
         Some(sp) if !rest.get(..sp).unwrap_or_default().ends_with(':') => {
             rest.get(sp + 1..).unwrap_or_default().trim_ascii_start()
         }
@@ -669,14 +681,26 @@ fn event_part<'a>(line: &Line<'a>) -> Result<Head<'a>, &'static str> {
         None if rest.ends_with(':') => rest,
         None => "",
     };
-    let colon = time_end(rest.as_bytes()).ok_or("no `<time>:`")?;
-    let (time, rest) = (
-        rest.get(..colon).unwrap_or_default(),
-        rest.get(colon + 2..).unwrap_or_default(),
-    );
-    let ts_ns = ts_ns(time).ok_or("time is not `<seconds>.<fraction>`")?;
+    let (ts_ns, rest) = match plain_time(rest.as_bytes()) {
+        Some((ts, after)) => (ts, rest.get(after..).unwrap_or_default()),
+        None => {
+            let colon = time_end(rest.as_bytes()).ok_or("no `<time>:`")?;
+            let (time, rest) = (
+                rest.get(..colon).unwrap_or_default(),
+                rest.get(colon + 2..).unwrap_or_default(),
+            );
+            (
+                ts_ns(time).ok_or("time is not `<seconds>.<fraction>`")?,
+                rest,
+            )
+        }
+    };
     let rest = rest.trim_ascii_start();
-    let c = memchr::memchr(b':', rest.as_bytes()).ok_or("no `<event>:`")?;
+    // The event's name is a few bytes long: a plain loop.
+    let c = rest
+        .bytes()
+        .position(|b| b == b':')
+        .ok_or("no `<event>:`")?;
     let (event, payload) = (
         rest.get(..c).unwrap_or_default(),
         rest.get(c + 1..).unwrap_or_default(),
@@ -699,6 +723,37 @@ fn event_part<'a>(line: &Line<'a>) -> Result<Head<'a>, &'static str> {
         payload: payload.trim_ascii_start(),
         text: l,
     })
+}
+
+/// The time at the start of `b` in its usual shape, `<digits>.<1 to 9
+/// digits>: `, read in one pass: (ns, the offset after `: `). Any other
+/// shape is left to [`time_end`] and [`ts_ns`], which read it the same
+/// way when it is this one.
+fn plain_time(b: &[u8]) -> Option<(i64, usize)> {
+    let digits = |from: usize| {
+        let n = b
+            .iter()
+            .skip(from)
+            .take_while(|d| d.is_ascii_digit())
+            .count();
+        let v = b.iter().skip(from).take(n).try_fold(0i64, |v, d| {
+            v.checked_mul(10)?.checked_add(i64::from(d - b'0'))
+        });
+        (n, v)
+    };
+    let (n, sec) = digits(0);
+    if n == 0 || b.get(n) != Some(&b'.') {
+        return None;
+    }
+    let (f, frac) = digits(n + 1);
+    let end = n + 1 + f;
+    if f == 0 || f > 9 || b.get(end..end + 2) != Some(b": ") {
+        return None;
+    }
+    let ns = sec?
+        .checked_mul(1_000_000_000)?
+        .checked_add(frac? * 10i64.pow(9 - f as u32))?;
+    Some((ns, end + 2))
 }
 
 /// The first `: ` of `b`.
@@ -727,7 +782,7 @@ fn cpu_column(b: &[u8]) -> Option<(usize, usize)> {
     let mut from = 0;
     while let Some(i) = memchr::memchr(b'[', b.get(from..)?) {
         let open = from + i;
-        let close = open + memchr::memchr(b']', b.get(open..)?)?;
+        let close = open + b.get(open..)?.iter().position(|&c| c == b']')?;
         if close > open + 1 && b.get(open + 1..close)?.iter().all(u8::is_ascii_digit) {
             return Some((open, close));
         }
@@ -751,6 +806,81 @@ fn lost_marker(t: &str) -> Option<(u32, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The readings in the kernel's order agree with the readings by
+    /// search wherever both read a payload, comms with spaces, `=`, `:`
+    /// and digits included; numbers read by the short path are the
+    /// general path's.
+    #[test]
+    fn in_order_readings_agree_with_the_general_ones() {
+        let mut pool = Pool::default();
+        for (prev, state, next) in [
+            ("bash", "S", "swapper/1"),
+            ("kworker/u4:2", "R+", "<idle>"),
+            ("a b c", "D|K", "x y"),
+            ("", "R", ""),
+            ("n=1 p:2", "I", "99"),
+            ("x ==> y", "S", "z"),
+        ] {
+            for (pp, np) in [("0", "1"), ("4101", "2147483647"), ("12", "007")] {
+                let p = format!(
+                    "prev_comm={prev} prev_pid={pp} prev_prio=-1 prev_state={state} ==> next_comm={next} next_pid={np} next_prio=120"
+                );
+                let fast = switch_in_order(&p, &mut pool);
+                assert!(fast.is_some(), "{p}");
+                assert_eq!(fast, switch_by_search(&p, &mut pool), "{p}");
+                let w = format!("comm={prev} pid={pp} prio=120 target_cpu=001");
+                let fast = wakeup_in_order(&w).map(|(c, p)| (c.to_string(), p));
+                let slow = (|| {
+                    Some((
+                        between(&w, &COMM, Some(&PID))?.to_string(),
+                        num(between(&w, &PID, None)?)?,
+                    ))
+                })();
+                assert_eq!(fast, slow, "{w}");
+            }
+        }
+        for s in [
+            "0",
+            "123 x",
+            "-5",
+            "1-2",
+            "2147483647",
+            "2147483648",
+            "12345678901",
+            "  12",
+            "007",
+            "9",
+            "x",
+            "",
+        ] {
+            let slow = {
+                let t = s.trim_start();
+                let end = t
+                    .bytes()
+                    .take_while(|b| *b == b'-' || b.is_ascii_digit())
+                    .count();
+                t.get(..end).and_then(|d| d.parse::<i32>().ok())
+            };
+            assert_eq!(num(s), slow, "{s:?}");
+        }
+        for t in [
+            "2740.000760: x",
+            "0.1: x",
+            "12.123456789: x",
+            "1.1234567890: x",
+            "99999999999999999999.1: x",
+            "1.: x",
+            ".5: x",
+            "5.5:x",
+        ] {
+            let slow = time_end(t.as_bytes()).and_then(|c| Some((ts_ns(t.get(..c)?)?, c + 2)));
+            if let Some(fast) = plain_time(t.as_bytes()) {
+                assert_eq!(Some(fast), slow, "{t}");
+            }
+        }
+        assert_eq!(plain_time(b"2740.000760: x"), Some((2_740_000_760_000, 13)));
+    }
 
     /// Tasks whose names are hex digits keep their events; call-chain
     /// frames under an event are skipped by their shape.

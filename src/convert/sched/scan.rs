@@ -4,9 +4,9 @@
 //! and a `host=` word in one of them, and the host line of the header.
 
 use crate::error::{Error, Result};
+use foldhash::HashMap;
 use integrador_sched::text::{TextError, TextReader};
 use integrador_sched::Format;
-use foldhash::HashMap;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -51,7 +51,9 @@ impl Scan {
             BufReader::with_capacity(crate::input::buffer_size(path), file),
             format,
         );
-        Scan::part(r).map(|(s, _)| s).map_err(|e| Error::in_file(path, e))
+        Scan::part(r)
+            .map(|(s, _)| s)
+            .map_err(|e| Error::in_file(path, e))
     }
 
     /// Pass 1 in two halves, the second on a thread of its own, when
@@ -109,7 +111,9 @@ impl Scan {
 
     /// Pass 1 over what `r` reads: the scan and the lines read, or the
     /// first line in error (numbered from `r`'s start).
-    fn part<R: std::io::BufRead>(mut r: TextReader<R>) -> std::result::Result<(Scan, u64), TextError> {
+    fn part<R: std::io::BufRead>(
+        mut r: TextReader<R>,
+    ) -> std::result::Result<(Scan, u64), TextError> {
         let mut s = Scan::default();
         // Only the context column is parsed, and the rest of the lines
         // that hold the marker text; a name is copied only when it
@@ -294,9 +298,8 @@ mod tests {
                 std::fs::write(&path, bytes).unwrap();
                 let whole = Scan::run(&path, format).map(|s| summary(&s));
                 assert_eq!(whole.is_err(), i == 1, "{name}: {whole:?}");
-                let starts = std::iter::once(0).chain(
-                    memchr::memchr_iter(b'\n', bytes).map(|i| i as u64 + 1),
-                );
+                let starts = std::iter::once(0)
+                    .chain(memchr::memchr_iter(b'\n', bytes).map(|i| i as u64 + 1));
                 for mid in starts {
                     let split = Scan::split_at(&path, format, mid, None).map(|s| summary(&s));
                     match (&whole, &split) {
