@@ -103,9 +103,24 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
     /// again.
     pub fn spawn<D: 'static>(
         open: impl FnOnce() -> Result<D> + Send + 'static,
+        read: impl FnMut(&mut D, &mut T) -> Result<bool> + Send + 'static,
+        end: impl FnMut(&mut D) -> Result<F> + Send + 'static,
+    ) -> Prefetch<T, F> {
+        Prefetch::spawn_batched(BATCH, open, read, end)
+    }
+
+    /// [`Prefetch::spawn`] with `batch` records per batch, for records
+    /// that each hold much memory: a batch must stay in the caches from
+    /// the core that fills it to the core that reads it (PCP records, a
+    /// whole sample each: 64 per batch took 0.62 s on 100 MB where 2048
+    /// took 0.84 s and 256 0.84 s).
+    pub fn spawn_batched<D: 'static>(
+        batch: usize,
+        open: impl FnOnce() -> Result<D> + Send + 'static,
         mut read: impl FnMut(&mut D, &mut T) -> Result<bool> + Send + 'static,
         mut end: impl FnMut(&mut D) -> Result<F> + Send + 'static,
     ) -> Prefetch<T, F> {
+        let batch = batch.max(1);
         let (tx, rx) = sync_channel::<Msg<T, F>>(DEPTH);
         let (back, spent) = sync_channel::<Vec<T>>(DEPTH + 2);
         std::thread::spawn(move || {
@@ -121,7 +136,7 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
             loop {
                 let mut v = match spent.try_recv() {
                     Ok(v) => v,
-                    Err(TryRecvError::Empty) => (0..BATCH).map(|_| T::default()).collect(),
+                    Err(TryRecvError::Empty) => (0..batch).map(|_| T::default()).collect(),
                     // The converter is gone: nobody reads on.
                     Err(TryRecvError::Disconnected) => return,
                 };

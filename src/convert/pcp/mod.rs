@@ -19,18 +19,19 @@ use crate::hierarchy::{Display, Role};
 use std::sync::Arc;
 
 mod config;
+mod volume;
 use crate::model::{ContainerId, Op, TypeId};
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
 use crate::timeline::Clock;
 pub use config::PcpConfig;
 use integrador_pcp::meta::{units_fields, Desc, Metadata};
-use integrador_pcp::{archive, Archive, ResultRecord, Value, VolumeReader};
+use integrador_pcp::{archive, Archive, ResultRecord, Value};
 use integrador_pcp::{InDom, PmType, Pmid, Semantics};
+use volume::Volume;
 // foldhash: every value of every record looks up its series (SipHash was
 // 10% of a PCP run); the seed is random per run, like std's.
 use foldhash::{HashMap, HashMapExt};
-use std::io::Read;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -146,7 +147,7 @@ pub struct PcpSource {
     /// copying its names.
     descs: HashMap<Pmid, Rc<Desc>>,
     volume: usize,
-    reader: Option<VolumeReader<Box<dyn Read>>>,
+    reader: Option<Volume>,
     rec: ResultRecord,
     machine: ContainerId,
     machine_ty: TypeId,
@@ -346,17 +347,8 @@ impl PcpSource {
         let Some(vol) = self.archive.volumes.get(self.volume) else {
             return Ok(false);
         };
-        let r = archive::open(&vol.path).map_err(|e| Error::in_file(&vol.path, e))?;
-        let reader = VolumeReader::new(r).map_err(|e| Error::in_file(&vol.path, e))?;
-        if reader.label().host != self.md.label.as_ref().map_or("", |l| l.host.as_str()) {
-            return Err(Error::in_file(
-                &vol.path,
-                format!(
-                    "volume label names host {}, the archive's .meta another",
-                    reader.label().host
-                ),
-            ));
-        }
+        let host = self.md.label.as_ref().map_or("", |l| l.host.as_str());
+        let reader = Volume::open(&vol.path, host)?;
         self.pos_base = (self.volume as u64) << 40;
         self.volume += 1;
         self.reader = Some(reader);
@@ -412,16 +404,7 @@ impl Converter for PcpSource {
     fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
         loop {
             if let Some(r) = self.reader.as_mut() {
-                let got = r.next_into(&mut self.rec).map_err(|e| {
-                    let path = self
-                        .archive
-                        .volumes
-                        .get(self.volume - 1)
-                        .map(|v| v.path.clone())
-                        .unwrap_or_default();
-                    Error::in_file(&path, e)
-                })?;
-                if got {
+                if r.next_into(&mut self.rec)? {
                     break;
                 }
             }
