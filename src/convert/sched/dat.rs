@@ -30,8 +30,8 @@ pub(super) fn spawn_text(path: &Path, format: integrador_sched::Format) -> Event
         // 256 events a batch, not 2048: each holds up to five strings of
         // its own, and the smaller batches stay in the caches between the
         // cores (1 GB of ftrace: 4.0-5.6 s, median 4.8 s, against
-        // 4.6-5.7 s, median 5.2 s, six alternating pairs; 6.6 MiB RSS
-        // against 9.7 MiB).
+        // 4.6-5.7 s, median 5.2 s, six alternating pairs; 6.4-6.7 MiB
+        // RSS against 8.8-9.5 MiB).
         Prefetch::spawn_batched(
             256,
             move || {
