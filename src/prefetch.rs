@@ -201,6 +201,22 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
         self.pos += 1;
         Ok(Next::Record(&mut self.batch[self.pos - 1]))
     }
+
+    /// Swaps the next record into `rec` (the record there goes back to
+    /// the decoder with its batch, its buffers to be filled again), or
+    /// at the end stores the decoder's report in `end`: `Ok(false)`.
+    pub fn swap_next(&mut self, rec: &mut T, end: &mut F) -> Result<bool> {
+        match self.next_record()? {
+            Next::Record(slot) => {
+                std::mem::swap(slot, rec);
+                Ok(true)
+            }
+            Next::End(e) => {
+                *end = e;
+                Ok(false)
+            }
+        }
+    }
 }
 
 /// What [`Prefetch::next_record`] gives.

@@ -4,7 +4,7 @@
 //! same records in the same order either way.
 
 use crate::error::{Error, Result};
-use crate::prefetch::{Next, Prefetch};
+use crate::prefetch::Prefetch;
 use integrador_pcp::{archive, ResultRecord, VolumeReader};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -46,16 +46,7 @@ impl Volume {
     pub(super) fn next_into(&mut self, rec: &mut ResultRecord) -> Result<bool> {
         match self {
             Volume::Inline(r, path) => r.next_into(rec).map_err(|e| Error::in_file(path, e)),
-            Volume::Thread(p, end) => match p.next_record()? {
-                Next::Record(slot) => {
-                    std::mem::swap(slot, rec);
-                    Ok(true)
-                }
-                Next::End(t) => {
-                    *end = t;
-                    Ok(false)
-                }
-            },
+            Volume::Thread(p, end) => p.swap_next(rec, end),
         }
     }
 

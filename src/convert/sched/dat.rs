@@ -3,7 +3,7 @@
 //! converter serves both.
 
 use crate::error::{Error, Result};
-use crate::prefetch::{Next, Prefetch};
+use crate::prefetch::Prefetch;
 use integrador_sched::text::{Event, Kind, TextReader};
 use integrador_tracedat::{Kind as DatKind, TraceDat};
 use std::path::Path;
@@ -58,18 +58,7 @@ impl Events {
     pub(super) fn next_into(&mut self, path: &Path, ev: &mut Event) -> Result<bool> {
         match self {
             Events::Text(r) => r.read_into(ev).map_err(|e| Error::in_file(path, e)),
-            Events::Thread(p, end) => match p.next_record()? {
-                // The event read before goes back to the decoder thread
-                // with its batch, its strings to be filled again there.
-                Next::Record(slot) => {
-                    std::mem::swap(slot, ev);
-                    Ok(true)
-                }
-                Next::End(e) => {
-                    *end = e;
-                    Ok(false)
-                }
-            },
+            Events::Thread(p, end) => p.swap_next(ev, end),
             Events::Dat(d) => match d.next_event().map_err(|e| Error::in_file(path, e))? {
                 Some(e) => {
                     *ev = event(e);
