@@ -19,6 +19,7 @@ fn main() -> ExitCode {
 
 fn run() -> Result<ExitCode, Error> {
     integrador::output::raise_file_limit();
+    integrador::output::fit_address_limit();
     let mut kinds = integrador::convert::kinds();
     let line = CommandLine::new(&kinds);
     let args = line.rewrite(std::env::args_os())?;

@@ -334,3 +334,62 @@ fn a_long_sync_file_is_streamed() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(rss.is_none_or(|kb| kb < 64 * 1024), "peak RSS {rss:?} KiB");
 }
+
+/// A large kernel trace under a 32 MiB address-space limit, with threads:
+/// the first pass's second half and the decoder each run on a thread, and
+/// they allocate from the one malloc arena (`output::fit_address_limit`);
+/// with glibc's arena per thread the run aborted. Same bytes as
+/// `--threads 1`.
+#[test]
+fn threads_fit_a_tight_address_limit() {
+    let d = tempdir();
+    let text =
+        fs::read_to_string(root().join("tests/data/sched/pingpong-pipe/ftrace.txt")).unwrap();
+    // The fixture's events again and again, each copy 10 s later (its
+    // epoch marker kept once), past the 8 MiB at which the first pass
+    // splits.
+    let mut big = String::new();
+    for k in 0..12 {
+        for line in text.lines() {
+            if k > 0 && (line.starts_with('#') || line.contains("integrador_epoch")) {
+                continue;
+            }
+            let shifted = line.split_once(": ").and_then(|(head, rest)| {
+                let (ctx, t) = head.rsplit_once(' ')?;
+                let t: f64 = t.parse().ok()?;
+                Some(format!("{ctx} {:.6}: {rest}", t + 10.0 * f64::from(k)))
+            });
+            big.push_str(shifted.as_deref().unwrap_or(line));
+            big.push('\n');
+        }
+    }
+    assert!(big.len() > 9 << 20, "{}", big.len());
+    let input = d.path().join("big.txt");
+    fs::write(&input, &big).unwrap();
+    let run = |threads: &str, out: &Path| {
+        std::process::Command::new("bash")
+            .arg("-c")
+            .arg(r#"ulimit -v 32768; exec "$@""#)
+            .arg("bash")
+            .arg(env!("CARGO_BIN_EXE_integrador"))
+            .args([
+                "-os",
+                s(&input),
+                "--os-host",
+                "node01",
+                "--threads",
+                threads,
+                "-q",
+            ])
+            .args(["-o", s(out)])
+            .output()
+            .unwrap()
+    };
+    let (two, one) = (d.path().join("two.paje"), d.path().join("one.paje"));
+    for (t, out) in [("2", &two), ("1", &one)] {
+        let o = run(t, out);
+        assert_eq!(o.status.code(), Some(0), "--threads {t}: {}", stderr(&o));
+    }
+    assert!(fs::read(&two).unwrap() == fs::read(&one).unwrap());
+    assert_valid(&two);
+}

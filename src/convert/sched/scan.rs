@@ -43,9 +43,14 @@ const SPLIT_AT: u64 = 8 << 20;
 
 impl Scan {
     pub(super) fn run(path: &Path, format: Format) -> Result<Scan> {
-        if let Some(s) = Scan::run_split(path, format, SPLIT_AT)? {
-            return Ok(s);
+        match Scan::run_split(path, format, SPLIT_AT)? {
+            Some(s) => Ok(s),
+            None => Scan::whole(path, format),
         }
+    }
+
+    /// Pass 1 over the whole file on this thread.
+    fn whole(path: &Path, format: Format) -> Result<Scan> {
         let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
         let r = TextReader::new(
             BufReader::with_capacity(crate::input::buffer_size(path), file),
@@ -86,13 +91,18 @@ impl Scan {
         core: Option<crate::prefetch::Core>,
     ) -> Result<Scan> {
         let (p, cap) = (path.to_path_buf(), crate::input::buffer_size(path));
-        let second = std::thread::spawn(move || {
+        let spawned = std::thread::Builder::new().spawn(move || {
             let _core = core;
             let mut f = crate::input::open_on_thread(&p)?;
             f.seek(SeekFrom::Start(mid))?;
             let r = TextReader::new(BufReader::with_capacity(cap, f), format);
             Ok::<_, std::io::Error>(Scan::part(r))
         });
+        let Ok(second) = spawned else {
+            // No thread to be had (a tight memory limit): the whole file
+            // here, as without a spare core.
+            return Scan::whole(path, format);
+        };
         let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
         let r = TextReader::new(BufReader::with_capacity(cap, file.take(mid)), format);
         let first = Scan::part(r);
