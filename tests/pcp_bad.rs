@@ -192,6 +192,20 @@ fn truncated_volumes() {
         "{err}"
     );
     assert_valid(&trace);
+    // Damage is named under -q too.
+    let o = integrador(&[
+        "-q",
+        "-pcp",
+        base.to_str().unwrap(),
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    let quiet = stderr(&o);
+    assert!(o.status.success(), "{quiet}");
+    assert!(
+        quiet.contains("the volume ends inside a record"),
+        "-q: {quiet}"
+    );
 
     // The same cut volume with a volume 1 after it.
     let mut v1 = vol[..r[1]].to_vec();

@@ -197,7 +197,7 @@ impl PcpSource {
         }
         let machine = reg.machine(&label.host, None);
         let clock = clock_of(&label.host);
-        let mut notes = vec![format!(
+        let notes = vec![format!(
             "archive v{} of host {}, {} volume(s), {} metric descriptor(s), timezone {}",
             label.version,
             label.host,
@@ -205,17 +205,19 @@ impl PcpSource {
             md.descs.len(),
             label.timezone
         )];
-        if let Some(at) = md.truncated {
-            notes.push(format!(
+        // Damage: named in the warnings that `-q` prints too.
+        let damage = md.truncated.map(|at| {
+            format!(
                 "{}: byte {at}: the file ends inside a record; read up to there",
                 archive.meta.display()
-            ));
-        }
+            )
+        });
         let stats = SourceStats {
             kind: "pcp",
             path: archive.base.clone(),
             clock_host: Some(label.host.clone()),
             notes,
+            damage: damage.into_iter().collect(),
             ..SourceStats::default()
         };
         let config = Arc::clone(config);
@@ -337,7 +339,7 @@ impl PcpSource {
                         format!("byte {at}: the volume ends inside a record, and a later volume follows"),
                     ));
                 }
-                out.stats.notes.push(format!(
+                out.stats.damage.push(format!(
                     "{}: byte {at}: the volume ends inside a record (pmlogger may still be writing); read up to there",
                     vol.path.display()
                 ));

@@ -506,8 +506,10 @@ impl Conv {
             notes.push(format!("{} state end(s) without a start", self.empty_pops));
             warnings += self.empty_pops;
         }
+        // A file cut short is damage: named in the warnings that `-q`
+        // prints too.
         warnings += self.ends.len() as u64;
-        notes.append(&mut self.ends);
+        out.stats.damage.append(&mut self.ends);
         let m = &self.messages;
         if m.unmatched_sends + m.unmatched_recvs > 0 {
             warnings += m.unmatched_sends + m.unmatched_recvs;
