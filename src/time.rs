@@ -39,6 +39,36 @@ fn pair(d: usize) -> [u8; 2] {
     }
 }
 
+/// `v` as `m / 10^k` with `k` from 1 to 4, when that is the shortest
+/// decimal text that reads back as `v`: then it is the text ryu gives,
+/// found at a fraction of ryu's cost (monitor samples are mostly written
+/// with two decimals). `None` for anything else, left to ryu.
+///
+/// Why it is ryu's text: `m / 10^k`, both exact doubles, is rounded once,
+/// so it equals `v` exactly when the decimal reads back as `v`; smaller
+/// `k` were tried first, so no shorter decimal does. With `|m| < 2^50`,
+/// `v`'s rounding interval is under a quarter of `10^-k` wide: one
+/// `k`-decimal number at most reads back as `v`, the one `round` finds,
+/// so ryu's choice among equally short texts is the same one. At least
+/// `10^-4` and below `2^50`, ryu writes it without an exponent.
+#[inline]
+pub fn few_decimals(v: f64) -> Option<(i64, u32)> {
+    const LIMIT: f64 = (1u64 << 50) as f64;
+    let mut scale = 1.0;
+    for k in 1..=4 {
+        scale *= 10.0;
+        let m = (v * scale).round();
+        // NaN and the infinities fail this too.
+        if m.abs() >= LIMIT || m.is_nan() {
+            return None;
+        }
+        if m / scale == v && m != 0.0 {
+            return Some((m as i64, k));
+        }
+    }
+    None
+}
+
 /// A few bytes of text built in place and appended to a line with one
 /// copy of fixed size. The numbers of a line are a few bytes each, and
 /// appending a slice of unknown length calls `memcpy`, which cost more
@@ -104,6 +134,18 @@ impl<const CAP: usize> Short<CAP> {
             self.push(b'-');
         }
         self.push_u64(n.unsigned_abs());
+    }
+
+    /// Appends `n / 10^decimals` with its `decimals` digits (1 to 9).
+    #[inline]
+    pub fn push_fixed(&mut self, n: i64, decimals: u32) {
+        if n < 0 {
+            self.push(b'-');
+        }
+        let (abs, scale) = (n.unsigned_abs(), 10u64.pow(decimals));
+        self.push_u64(abs / scale);
+        self.push(b'.');
+        self.push_digits(abs % scale, decimals as usize);
     }
 
     /// Appends nanoseconds as seconds with 9 decimals, exactly.
@@ -201,6 +243,75 @@ pub fn format_duration(ns: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What [`few_decimals`] finds, written, is ryu's text; what it
+    /// leaves is what ryu writes otherwise.
+    fn agrees_with_ryu(v: f64) {
+        let ours = few_decimals(v).map(|(m, k)| {
+            let mut s = Short::<24>::default();
+            s.push_fixed(m, k);
+            let mut out = Vec::new();
+            s.append_to(&mut out);
+            String::from_utf8(out).unwrap()
+        });
+        let mut r = ryu::Buffer::new();
+        let theirs = r.format(v);
+        if let Some(ours) = ours {
+            assert_eq!(ours, theirs, "{v:e}");
+        } else if v.fract() != 0.0 && v.abs() >= 1e-4 && v.abs() < 1e11 {
+            // Left to ryu: not one to four decimals.
+            let decimals = theirs.split_once('.').map_or(0, |(_, d)| d.len());
+            assert!(theirs.contains('e') || decimals > 4, "{v:e}: {theirs}");
+        }
+    }
+
+    #[test]
+    fn few_decimals_are_ryus_text() {
+        for k in 1..=4u32 {
+            for m in (-300_000i64..=300_000).chain((1i64 << 50) - 20_000..(1i64 << 50) + 20) {
+                let text = format!(
+                    "{}{}.{:0w$}",
+                    if m < 0 { "-" } else { "" },
+                    m.unsigned_abs() / 10u64.pow(k),
+                    m.unsigned_abs() % 10u64.pow(k),
+                    w = k as usize
+                );
+                let v: f64 = text.parse().unwrap();
+                agrees_with_ryu(v);
+                if m % 10 != 0 && m.unsigned_abs() < 1 << 50 {
+                    assert_eq!(few_decimals(v), Some((m, k)), "{text}");
+                }
+            }
+        }
+        for v in [
+            0.1 + 0.2,
+            1e-5,
+            1e-4,
+            0.00015,
+            1e15 + 0.5,
+            2.5e-300,
+            -0.0,
+            0.0,
+        ] {
+            agrees_with_ryu(v);
+        }
+        // Doubles from their bits, spread over every exponent.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..300_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = f64::from_bits(x);
+            if v.is_finite() {
+                agrees_with_ryu(v);
+                // And near the short decimals, a few ulps off.
+                let near = (v.fract() * 100.0).round() / 100.0 + v.trunc();
+                for ulps in -2i64..=2 {
+                    agrees_with_ryu(f64::from_bits(near.to_bits().wrapping_add_signed(ulps)));
+                }
+            }
+        }
+    }
 
     #[test]
     fn durations() {

@@ -187,6 +187,12 @@ mod text {
             s.append_to(out);
             return;
         }
+        if let Some((m, k)) = crate::time::few_decimals(v) {
+            let mut s = Short::<24>::default();
+            s.push_fixed(m, k);
+            s.append_to(out);
+            return;
+        }
         let mut r = ryu::Buffer::new();
         let s = r.format(v);
         // ryu writes whole numbers as `12.0`; the `.0` adds nothing.
@@ -571,8 +577,8 @@ mod tests {
         assert_eq!(text.lines().nth(2), Some("12 0.000100899 c101 t1"));
     }
 
-    /// What `text::double` wrote before whole numbers took the integer
-    /// path: ryu's text without its `.0`.
+    /// What `text::double` wrote before whole numbers and short decimals
+    /// took their own paths: ryu's text without its `.0`.
     fn by_ryu(v: f64) -> String {
         let mut r = ryu::Buffer::new();
         let s = r.format(v);
