@@ -57,13 +57,16 @@ pub fn few_decimals(v: f64) -> Option<(i64, u32)> {
     let mut scale = 1.0;
     for k in 1..=4 {
         scale *= 10.0;
-        let m = (v * scale).round();
+        let x = v * scale;
         // NaN and the infinities fail this too.
-        if m.abs() >= LIMIT || m.is_nan() {
+        if x.abs() >= LIMIT || x.is_nan() {
             return None;
         }
-        if m / scale == v && m != 0.0 {
-            return Some((m as i64, k));
+        // `f64::round` without its libm call: below 2^50 adding a half is
+        // exact, and the cast cuts toward zero.
+        let m = (x + 0.5f64.copysign(x)) as i64;
+        if m as f64 / scale == v && m != 0 {
+            return Some((m, k));
         }
     }
     None
