@@ -348,8 +348,48 @@ fn parse_value(text: &str) -> Option<f64> {
     {
         return None;
     }
-    let v: f64 = text.parse().ok()?;
+    let v: f64 = match plain_decimal(text.as_bytes()) {
+        Some(v) => v,
+        None => text.parse().ok()?,
+    };
     v.is_finite().then_some(v)
+}
+
+/// `-?digits(.digits)?` with at most 15 digits in all, as `str::parse`
+/// reads it: the digits make an integer below 2^53 and 10^decimals is an
+/// exact double, so their quotient is rounded once, to the nearest double
+/// of the decimal (the first of `str::parse`'s own ways). Anything else
+/// is `None`, left to `str::parse`.
+fn plain_decimal(b: &[u8]) -> Option<f64> {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let (negative, b) = match b {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, b),
+    };
+    let (mut m, mut digits, mut decimals, mut dot) = (0u64, 0usize, 0usize, None);
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => {
+                m = m * 10 + u64::from(c - b'0');
+                digits += 1;
+                if digits > 15 {
+                    return None;
+                }
+                if dot.is_some() {
+                    decimals += 1;
+                }
+            }
+            b'.' if dot.is_none() && i > 0 => dot = Some(i),
+            _ => return None,
+        }
+    }
+    if digits == 0 || (dot.is_some() && decimals == 0) {
+        return None;
+    }
+    let v = m as f64 / POW10.get(decimals)?;
+    Some(if negative { -v } else { v })
 }
 
 #[cfg(test)]
@@ -450,6 +490,53 @@ mod tests {
                 nanos = nanos * 10 + frac.get(i).map_or(0, |&d| i64::from(d - b'0'));
             }
             secs.checked_mul(1_000_000_000)?.checked_add(nanos)
+        }
+        // Values: the short reading is `str::parse`'s wherever it reads.
+        let mut read = 0;
+        for v in [
+            "0",
+            "-0",
+            "51.39",
+            "-7.5",
+            "0.1",
+            "123456789012345",
+            "1234567890123456",
+            "9007199254740993",
+            "0.000000000000001",
+            "99999999999999.9",
+            "1.",
+            ".5",
+            "+5",
+            "1e5",
+            "--1",
+            "1.2.3",
+            "",
+            "-",
+            "00012.50",
+        ] {
+            if let Some(fast) = plain_decimal(v.as_bytes()) {
+                read += 1;
+                assert_eq!(fast.to_bits(), v.parse::<f64>().unwrap().to_bits(), "{v}");
+            }
+        }
+        assert_eq!(read, 8);
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = (x % 15 + 1) as usize;
+            let m = (x >> 8) % 10u64.pow(digits as u32);
+            let text = format!("{m:0digits$}");
+            let dot = (x >> 60) as usize % digits;
+            let v = if dot == 0 {
+                text
+            } else {
+                format!("{}.{}", &text[..dot], &text[dot..])
+            };
+            let v = if x & 1 == 1 { format!("-{v}") } else { v };
+            let fast = plain_decimal(v.as_bytes()).unwrap_or_else(|| panic!("{v}"));
+            assert_eq!(fast.to_bits(), v.parse::<f64>().unwrap().to_bits(), "{v}");
         }
         let alphabet = b"09.x \t";
         let mut strings: Vec<Vec<u8>> = vec![Vec::new()];
