@@ -44,32 +44,35 @@ fn pair(d: usize) -> [u8; 2] {
 /// found at a fraction of ryu's cost (monitor samples are mostly written
 /// with two decimals). `None` for anything else, left to ryu.
 ///
-/// Why it is ryu's text: `m / 10^k`, both exact doubles, is rounded once,
-/// so it equals `v` exactly when the decimal reads back as `v`; smaller
-/// `k` were tried first, so no shorter decimal does. With `|m| < 2^50`,
-/// `v`'s rounding interval is under a quarter of `10^-k` wide: one
-/// `k`-decimal number at most reads back as `v`, the one `round` finds,
-/// so ryu's choice among equally short texts is the same one. At least
+/// Why it is ryu's text: with `|m| < 2^50`, `v`'s rounding interval is
+/// under a quarter of `10^-4` wide, so one 4-decimal number at most reads
+/// back as `v`: the one `round(v * 10^4)` finds. `m / 10^4`, both exact
+/// doubles, is rounded once, so it equals `v` exactly when that decimal
+/// reads back as `v`. A shorter decimal that reads back as `v` is also a
+/// 4-decimal one, so it is this one with its trailing zeros cut, which
+/// makes it the shortest and, alone of its length, ryu's choice. At least
 /// `10^-4` and below `2^50`, ryu writes it without an exponent.
 #[inline]
 pub fn few_decimals(v: f64) -> Option<(i64, u32)> {
     const LIMIT: f64 = (1u64 << 50) as f64;
-    let mut scale = 1.0;
-    for k in 1..=4 {
-        scale *= 10.0;
-        let x = v * scale;
-        // NaN and the infinities fail this too.
-        if x.abs() >= LIMIT || x.is_nan() {
-            return None;
-        }
-        // `f64::round` without its libm call: below 2^50 adding a half is
-        // exact, and the cast cuts toward zero.
-        let m = (x + 0.5f64.copysign(x)) as i64;
-        if m as f64 / scale == v && m != 0 {
-            return Some((m, k));
-        }
+    let x = v * 1e4;
+    // NaN and the infinities fail this too.
+    if x.abs() >= LIMIT || x.is_nan() {
+        return None;
     }
-    None
+    // `f64::round` without its libm call: below 2^50 adding a half is
+    // exact, and the cast cuts toward zero.
+    let mut m = (x + 0.5f64.copysign(x)) as i64;
+    if m == 0 || m as f64 / 1e4 != v {
+        return None;
+    }
+    let mut k = 4;
+    while m % 10 == 0 && k > 1 {
+        m /= 10;
+        k -= 1;
+    }
+    // A whole number: not one of these.
+    (m % 10 != 0).then_some((m, k))
 }
 
 /// A few bytes of text built in place and appended to a line with one
@@ -145,7 +148,15 @@ impl<const CAP: usize> Short<CAP> {
         if n < 0 {
             self.push(b'-');
         }
-        let (abs, scale) = (n.unsigned_abs(), 10u64.pow(decimals));
+        // Divisions by constants: multiplications.
+        let scale = match decimals {
+            1 => 10,
+            2 => 100,
+            3 => 1_000,
+            4 => 10_000,
+            d => 10u64.pow(d),
+        };
+        let abs = n.unsigned_abs();
         self.push_u64(abs / scale);
         self.push(b'.');
         self.push_digits(abs % scale, decimals as usize);
@@ -271,7 +282,8 @@ mod tests {
     #[test]
     fn few_decimals_are_ryus_text() {
         for k in 1..=4u32 {
-            for m in (-300_000i64..=300_000).chain((1i64 << 50) - 20_000..(1i64 << 50) + 20) {
+            let edge = (1i64 << 50) / 10i64.pow(4 - k);
+            for m in (-300_000i64..=300_000).chain(edge - 20_000..edge + 20) {
                 let text = format!(
                     "{}{}.{:0w$}",
                     if m < 0 { "-" } else { "" },
@@ -281,7 +293,7 @@ mod tests {
                 );
                 let v: f64 = text.parse().unwrap();
                 agrees_with_ryu(v);
-                if m % 10 != 0 && m.unsigned_abs() < 1 << 50 {
+                if m % 10 != 0 && m.unsigned_abs() * 10u64.pow(4 - k) < 1 << 50 {
                     assert_eq!(few_decimals(v), Some((m, k)), "{text}");
                 }
             }

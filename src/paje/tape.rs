@@ -181,7 +181,8 @@ mod text {
         // Most samples are whole (counts, bytes): written as integers they
         // are the very text ryu gives, without its `.0`, at a third of the
         // cost. ryu keeps -0, fractions and what it writes with exponents.
-        if v.fract() == 0.0 && v.abs() < 1e15 && !(v == 0.0 && v.is_sign_negative()) {
+        // (`fract` is a libm call: the cast tells a whole number too.)
+        if v.abs() < 1e15 && (v as i64) as f64 == v && !(v == 0.0 && v.is_sign_negative()) {
             let mut s = Short::<24>::default();
             s.push_i64(v as i64);
             s.append_to(out);
