@@ -35,12 +35,17 @@ struct Metrics {
     last_host: Option<(String, ContainerId)>,
     /// Samples of metrics the hierarchy's include/exclude leaves out.
     left_out: u64,
-    /// Metric names include/exclude left out: a pattern is matched once
-    /// per name, not once per sample.
-    /// Each metric's variable type, or `None` when left out: one fast
-    /// lookup a sample, where the registry's two SipHash lookups were 8%
-    /// of a recording's run.
-    types: foldhash::HashMap<Box<str>, Option<TypeId>>,
+    /// Each metric's variable type, or `None` when left out (a pattern
+    /// is matched once per name, not once per sample), in the order first
+    /// seen: the registry's two SipHash lookups a sample were 8% of a
+    /// recording's run.
+    types: Vec<(Box<str>, Option<TypeId>)>,
+    /// Where each name is in `types`.
+    index: foldhash::HashMap<Box<str>, usize>,
+    /// Where the next sample's metric probably is: a recording lists a
+    /// host's metrics in the same order every time, so one comparison
+    /// finds it, not a hash.
+    guess: usize,
 }
 
 impl Metrics {
@@ -53,7 +58,9 @@ impl Metrics {
             machine_type,
             last_host: None,
             left_out: 0,
-            types: Default::default(),
+            types: Vec::new(),
+            index: Default::default(),
+            guess: 0,
         })
     }
 
@@ -65,8 +72,17 @@ impl Metrics {
         metric: &str,
         value: f64,
     ) -> Option<Op> {
-        let ty = match self.types.get(metric) {
-            Some(&t) => t,
+        // Past the last, the list starts again.
+        let guess = if self.guess < self.types.len() { self.guess } else { 0 };
+        let at = match self.types.get(guess) {
+            Some((name, _)) if **name == *metric => Some(guess),
+            _ => self.index.get(metric).copied(),
+        };
+        let ty = match at.and_then(|i| Some((i, self.types.get(i)?.1))) {
+            Some((i, t)) => {
+                self.guess = i + 1;
+                t
+            }
             None => {
                 // A metric with a type was selected when the type was made
                 // (by this source or another).
@@ -78,7 +94,9 @@ impl Metrics {
                         Some(reg.variable_type(self.machine_type, metric, display.as_ref()))
                     }
                 };
-                self.types.insert(metric.into(), t);
+                self.index.insert(metric.into(), self.types.len());
+                self.types.push((metric.into(), t));
+                self.guess = self.types.len();
                 t
             }
         };
