@@ -73,7 +73,11 @@ impl Metrics {
         value: f64,
     ) -> Option<Op> {
         // Past the last, the list starts again.
-        let guess = if self.guess < self.types.len() { self.guess } else { 0 };
+        let guess = if self.guess < self.types.len() {
+            self.guess
+        } else {
+            0
+        };
         let at = match self.types.get(guess) {
             Some((name, _)) if **name == *metric => Some(guess),
             _ => self.index.get(metric).copied(),
