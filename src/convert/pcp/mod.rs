@@ -31,7 +31,7 @@ use integrador_pcp::{InDom, PmType, Pmid, Semantics};
 use volume::Volume;
 // foldhash: every value of every record looks up its series (SipHash was
 // 10% of a PCP run); the seed is random per run, like std's.
-use foldhash::{HashMap, HashMapExt};
+use foldhash::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -153,7 +153,7 @@ pub struct PcpSource {
     machine_ty: TypeId,
     config: Arc<PcpConfig>,
     raw: bool,
-    vars: HashMap<(Pmid, i32), Option<Var>>,
+    vars: Vars,
     /// Offset of the record in the whole archive, for the reorder window.
     pos_base: u64,
     marks: u64,
@@ -237,7 +237,7 @@ impl PcpSource {
             machine_ty,
             config,
             raw,
-            vars: HashMap::new(),
+            vars: Vars::default(),
             pos_base: 0,
             marks: 0,
             wraps: 0,
@@ -372,7 +372,7 @@ impl PcpSource {
             ));
             out.stats.warnings += self.wraps;
         }
-        let left: usize = self.vars.values().filter(|v| v.is_none()).count();
+        let left: usize = self.vars.all.iter().filter(|(_, v)| v.is_none()).count();
         if left > 0 {
             notes.push(format!(
                 "{left} metric instance(s) left out (pmcd.* and the hierarchy's include/exclude)"
@@ -402,6 +402,42 @@ impl PcpSource {
     }
 }
 
+/// Each (metric, instance) value's variable, `None` when left out, in
+/// the order first seen. An archive's records list their values in the
+/// same order every time, so the value after the last one found is tried
+/// first: one comparison a value, not a hash.
+#[derive(Default)]
+struct Vars {
+    all: Vec<((Pmid, i32), Option<Var>)>,
+    index: HashMap<(Pmid, i32), usize>,
+    guess: usize,
+}
+
+impl Vars {
+    #[inline]
+    fn find(&mut self, key: (Pmid, i32)) -> Option<usize> {
+        let i = match self.all.get(self.guess) {
+            Some((k, _)) if *k == key => self.guess,
+            _ => *self.index.get(&key)?,
+        };
+        self.guess = i + 1;
+        Some(i)
+    }
+
+    #[inline]
+    fn at(&mut self, i: usize) -> &mut Option<Var> {
+        &mut self.all[i].1
+    }
+
+    fn add(&mut self, key: (Pmid, i32), v: Option<Var>) -> &mut Option<Var> {
+        let i = self.all.len();
+        self.index.insert(key, i);
+        self.all.push((key, v));
+        self.guess = i + 1;
+        &mut self.all[i].1
+    }
+}
+
 impl Converter for PcpSource {
     fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
         loop {
@@ -420,7 +456,7 @@ impl Converter for PcpSource {
         let pos = self.pos_base + rec.offset;
         if rec.mark {
             self.marks += 1;
-            for v in self.vars.values_mut().flatten() {
+            for v in self.vars.all.iter_mut().filter_map(|(_, v)| v.as_mut()) {
                 v.last = None;
             }
         }
@@ -445,11 +481,11 @@ impl Converter for PcpSource {
                 let machine = self.machine;
                 // One lookup per value once the variable is known.
                 let key = (desc.pmid, *inst);
-                let var = match self.vars.get_mut(&key) {
-                    Some(v) => v,
+                let var = match self.vars.find(key) {
+                    Some(i) => self.vars.at(i),
                     None => {
                         let v = self.new_var(reg, &desc, *inst, rec.time);
-                        self.vars.entry(key).or_insert(v)
+                        self.vars.add(key, v)
                     }
                 };
                 let Some(var) = var.as_mut() else {
@@ -632,6 +668,21 @@ impl super::SourceKind for PcpKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by guess or by hash, a value's variable is its own.
+    #[test]
+    fn vars_found_in_any_order() {
+        let mut v = Vars::default();
+        let key = |i: i32| (Pmid(7), i);
+        for i in 0..3 {
+            assert_eq!(v.find(key(i)), None);
+            v.add(key(i), None);
+        }
+        for i in [0, 1, 2, 0, 2, 1, 1, 0] {
+            assert_eq!(v.find(key(i)), Some(i as usize));
+        }
+        assert_eq!(v.find(key(3)), None);
+    }
 
     proptest::proptest! {
         #[test]
