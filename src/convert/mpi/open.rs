@@ -31,6 +31,9 @@ impl MpiSource {
         // Every rank is a lane: MPE time, which all ranks share, placed by
         // the rank's anchor and corrected by its host's clock.
         let mut timeline = Timeline::lanes(setup.window, SourceStats::default()).counting("byte");
+        if scan.order.in_order() {
+            timeline.in_order();
+        }
         let (mut ranks, notes) = placed.place(&world, reg, clock_of, &mut timeline)?;
         let rows = rows(&scan, &ranks, reg);
         let (mut messages, chans) = channels(&scan, reg);

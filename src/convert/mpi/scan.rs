@@ -168,6 +168,50 @@ pub(super) struct Scan {
     /// Events of the other MPE threads, per (icomm, rank, thread).
     pub(super) thread_events: HashMap<(i32, i32, i32), u64>,
     pub(super) msgs: HashMap<(i32, i32, i32, i32, i32, bool), u64>,
+    /// Whether the event records' times ever step back.
+    pub(super) order: Order,
+}
+
+/// The times of a log's event records, in file order: whether they ever
+/// step back (MPE merges a run's logs in time order, so they seldom do).
+/// Pass 2 pushes each event at its record's time: a log found in order
+/// has its events handed on as converted, not a reorder window later
+/// ([`crate::timeline::Timeline::in_order`]).
+#[derive(Default, Clone, Copy)]
+pub(super) struct Order {
+    first: Option<f64>,
+    last: f64,
+    back: bool,
+}
+
+impl Order {
+    fn see(&mut self, t: f64) {
+        // A time that is not a number is refused by pass 2; here it only
+        // keeps the log from counting as in order.
+        if !t.is_finite() || (self.first.is_some() && t < self.last) {
+            self.back = true;
+        }
+        self.first.get_or_insert(t);
+        self.last = t;
+    }
+
+    /// This part's order, then `next`'s, as one reading of both.
+    fn then(self, next: Order) -> Order {
+        match (self.first, next.first) {
+            (None, _) => next,
+            (_, None) => self,
+            (Some(_), Some(f)) => Order {
+                first: self.first,
+                last: next.last,
+                back: self.back || next.back || f < self.last,
+            },
+        }
+    }
+
+    /// No time steps back.
+    pub(super) fn in_order(&self) -> bool {
+        !self.back
+    }
 }
 
 impl Scan {
@@ -318,6 +362,7 @@ impl Scan {
             *self.msgs.entry(k).or_default() += n;
         }
         self.table = next.table;
+        self.order = self.order.then(next.order);
     }
 
     /// What a definition or communicator record says.
@@ -362,6 +407,7 @@ impl Scan {
 
     /// Counts an event record.
     fn event(&mut self, h: Head, ev: Event<'_>) {
+        self.order.see(h.time);
         let seen = self.seen.entry((h.icomm, h.rank)).or_insert(Seen {
             first_at: h.offset,
             thread0: 0,
@@ -425,6 +471,48 @@ impl Head {
             icomm: rec.icomm,
             rank: rec.rank,
             thread: rec.thread,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Order;
+
+    fn order(times: &[f64]) -> Order {
+        let mut o = Order::default();
+        for &t in times {
+            o.see(t);
+        }
+        o
+    }
+
+    /// Read in two parts and joined, the order is the whole reading's,
+    /// wherever the cut falls.
+    #[test]
+    fn halves_join_into_the_whole_order() {
+        let cases: [&[f64]; 7] = [
+            &[],
+            &[1.0],
+            &[1.0, 2.0, 2.0, 3.0],
+            &[1.0, 3.0, 2.0, 4.0],
+            &[2.0, 1.0],
+            &[1.0, 2.0, f64::NAN, 3.0],
+            &[5.0, 5.0, 4.999, 6.0],
+        ];
+        for times in cases {
+            let whole = order(times);
+            let sorted =
+                times.windows(2).all(|w| w[0] <= w[1]) && times.iter().all(|t| t.is_finite());
+            assert_eq!(whole.in_order(), sorted, "{times:?}");
+            for cut in 0..=times.len() {
+                let (a, b) = times.split_at(cut);
+                assert_eq!(
+                    order(a).then(order(b)).in_order(),
+                    sorted,
+                    "{times:?} cut at {cut}"
+                );
+            }
         }
     }
 }
