@@ -404,8 +404,9 @@ impl PcpSource {
 
 /// Each (metric, instance) value's variable, `None` when left out, in
 /// the order first seen. An archive's records list their values in the
-/// same order every time, so the value after the last one found is tried
-/// first: one comparison a value, not a hash.
+/// same order every time, so the value after the last one found (after
+/// the last, the first) is tried first: one comparison a value, not a
+/// hash.
 #[derive(Default)]
 struct Vars {
     all: Vec<((Pmid, i32), Option<Var>)>,
@@ -416,15 +417,19 @@ struct Vars {
 impl Vars {
     #[inline]
     fn find(&mut self, key: (Pmid, i32)) -> Option<usize> {
-        let i = match self.all.get(self.guess) {
-            Some((k, _)) if *k == key => self.guess,
+        let guess = if self.guess < self.all.len() {
+            self.guess
+        } else {
+            0
+        };
+        let i = match self.all.get(guess) {
+            Some((k, _)) if *k == key => guess,
             _ => *self.index.get(&key)?,
         };
         self.guess = i + 1;
         Some(i)
     }
 
-    #[inline]
     fn at(&mut self, i: usize) -> &mut Option<Var> {
         &mut self.all[i].1
     }
