@@ -24,6 +24,7 @@ pub mod paje;
 pub mod prefetch;
 pub mod progress;
 pub mod record;
+pub mod recurring;
 pub mod registry;
 pub mod report;
 pub mod run;

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::hierarchy::Role;
 use crate::model::{ContainerId, Op, TypeId};
 use crate::prefetch::{self, Next, Prefetch};
+use crate::recurring::Recurring;
 use crate::registry::{Name, Registry, TypeKind};
 use crate::source::{Converted, Converter, SourceStats, Timeline};
 use crate::timeline::Clock;
@@ -36,16 +37,9 @@ struct Metrics {
     /// Samples of metrics the hierarchy's include/exclude leaves out.
     left_out: u64,
     /// Each metric's variable type, or `None` when left out (a pattern
-    /// is matched once per name, not once per sample), in the order first
-    /// seen: the registry's two SipHash lookups a sample were 8% of a
-    /// recording's run.
-    types: Vec<(Box<str>, Option<TypeId>)>,
-    /// Where each name is in `types`.
-    index: foldhash::HashMap<Box<str>, usize>,
-    /// Where the next sample's metric probably is: a recording lists a
-    /// host's metrics in the same order every time, so one comparison
-    /// finds it, not a hash.
-    guess: usize,
+    /// is matched once per name, not once per sample): the registry's two
+    /// SipHash lookups a sample were 8% of a recording's run.
+    types: Recurring<Box<str>, Option<TypeId>>,
 }
 
 impl Metrics {
@@ -58,9 +52,7 @@ impl Metrics {
             machine_type,
             last_host: None,
             left_out: 0,
-            types: Vec::new(),
-            index: Default::default(),
-            guess: 0,
+            types: Recurring::default(),
         })
     }
 
@@ -72,21 +64,8 @@ impl Metrics {
         metric: &str,
         value: f64,
     ) -> Option<Op> {
-        // Past the last, the list starts again.
-        let guess = if self.guess < self.types.len() {
-            self.guess
-        } else {
-            0
-        };
-        let at = match self.types.get(guess) {
-            Some((name, _)) if **name == *metric => Some(guess),
-            _ => self.index.get(metric).copied(),
-        };
-        let ty = match at.and_then(|i| Some((i, self.types.get(i)?.1))) {
-            Some((i, t)) => {
-                self.guess = i + 1;
-                t
-            }
+        let ty = match self.types.find(metric).and_then(|i| self.types.get(i)) {
+            Some(&t) => t,
             None => {
                 // A metric with a type was selected when the type was made
                 // (by this source or another).
@@ -98,9 +77,7 @@ impl Metrics {
                         Some(reg.variable_type(self.machine_type, metric, display.as_ref()))
                     }
                 };
-                self.index.insert(metric.into(), self.types.len());
-                self.types.push((metric.into(), t));
-                self.guess = self.types.len();
+                self.types.push(metric.into(), t);
                 t
             }
         };

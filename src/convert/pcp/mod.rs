@@ -21,6 +21,7 @@ use std::sync::Arc;
 mod config;
 mod volume;
 use crate::model::{ContainerId, Op, TypeId};
+use crate::recurring::Recurring;
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
 use crate::timeline::Clock;
@@ -153,7 +154,8 @@ pub struct PcpSource {
     machine_ty: TypeId,
     config: Arc<PcpConfig>,
     raw: bool,
-    vars: Vars,
+    /// Each (metric, instance) value's variable, `None` when left out.
+    vars: Recurring<(Pmid, i32), Option<Var>>,
     /// Offset of the record in the whole archive, for the reorder window.
     pos_base: u64,
     marks: u64,
@@ -237,7 +239,7 @@ impl PcpSource {
             machine_ty,
             config,
             raw,
-            vars: Vars::default(),
+            vars: Recurring::default(),
             pos_base: 0,
             marks: 0,
             wraps: 0,
@@ -372,7 +374,7 @@ impl PcpSource {
             ));
             out.stats.warnings += self.wraps;
         }
-        let left: usize = self.vars.all.iter().filter(|(_, v)| v.is_none()).count();
+        let left: usize = self.vars.values().filter(|v| v.is_none()).count();
         if left > 0 {
             notes.push(format!(
                 "{left} metric instance(s) left out (pmcd.* and the hierarchy's include/exclude)"
@@ -402,47 +404,6 @@ impl PcpSource {
     }
 }
 
-/// Each (metric, instance) value's variable, `None` when left out, in
-/// the order first seen. An archive's records list their values in the
-/// same order every time, so the value after the last one found (after
-/// the last, the first) is tried first: one comparison a value, not a
-/// hash.
-#[derive(Default)]
-struct Vars {
-    all: Vec<((Pmid, i32), Option<Var>)>,
-    index: HashMap<(Pmid, i32), usize>,
-    guess: usize,
-}
-
-impl Vars {
-    #[inline]
-    fn find(&mut self, key: (Pmid, i32)) -> Option<usize> {
-        let guess = if self.guess < self.all.len() {
-            self.guess
-        } else {
-            0
-        };
-        let i = match self.all.get(guess) {
-            Some((k, _)) if *k == key => guess,
-            _ => *self.index.get(&key)?,
-        };
-        self.guess = i + 1;
-        Some(i)
-    }
-
-    fn at(&mut self, i: usize) -> &mut Option<Var> {
-        &mut self.all[i].1
-    }
-
-    fn add(&mut self, key: (Pmid, i32), v: Option<Var>) -> &mut Option<Var> {
-        let i = self.all.len();
-        self.index.insert(key, i);
-        self.all.push((key, v));
-        self.guess = i + 1;
-        &mut self.all[i].1
-    }
-}
-
 impl Converter for PcpSource {
     fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
         loop {
@@ -461,7 +422,7 @@ impl Converter for PcpSource {
         let pos = self.pos_base + rec.offset;
         if rec.mark {
             self.marks += 1;
-            for v in self.vars.all.iter_mut().filter_map(|(_, v)| v.as_mut()) {
+            for v in self.vars.values_mut().flatten() {
                 v.last = None;
             }
         }
@@ -486,14 +447,14 @@ impl Converter for PcpSource {
                 let machine = self.machine;
                 // One lookup per value once the variable is known.
                 let key = (desc.pmid, *inst);
-                let var = match self.vars.find(key) {
-                    Some(i) => self.vars.at(i),
+                let i = match self.vars.find(&key) {
+                    Some(i) => i,
                     None => {
                         let v = self.new_var(reg, &desc, *inst, rec.time);
-                        self.vars.add(key, v)
+                        self.vars.push(key, v)
                     }
                 };
-                let Some(var) = var.as_mut() else {
+                let Some(Some(var)) = self.vars.get_mut(i) else {
                     continue;
                 };
                 let shown = if var.counter {
@@ -673,21 +634,6 @@ impl super::SourceKind for PcpKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Found by guess or by hash, a value's variable is its own.
-    #[test]
-    fn vars_found_in_any_order() {
-        let mut v = Vars::default();
-        let key = |i: i32| (Pmid(7), i);
-        for i in 0..3 {
-            assert_eq!(v.find(key(i)), None);
-            v.add(key(i), None);
-        }
-        for i in [0, 1, 2, 0, 2, 1, 1, 0] {
-            assert_eq!(v.find(key(i)), Some(i as usize));
-        }
-        assert_eq!(v.find(key(3)), None);
-    }
 
     proptest::proptest! {
         #[test]
