@@ -183,15 +183,7 @@ fn files_cut_short_are_read_up_to_the_cut_and_reported() {
         );
         assert_valid(&trace);
         // Damage is named under -q too.
-        let o = integrador(&[
-            "-q",
-            "-deck",
-            path.to_str().unwrap(),
-            "-o",
-            trace.to_str().unwrap(),
-        ]);
-        let quiet = stderr(&o);
-        assert!(o.status.success(), "{name}: {quiet}");
+        let quiet = run_ok(&["-q", "-deck", path.to_str().unwrap()], &trace);
         assert!(
             quiet.contains(&want),
             "{name}: -q: expected `{want}` in {quiet}"

@@ -193,15 +193,7 @@ fn truncated_volumes() {
     );
     assert_valid(&trace);
     // Damage is named under -q too.
-    let o = integrador(&[
-        "-q",
-        "-pcp",
-        base.to_str().unwrap(),
-        "-o",
-        trace.to_str().unwrap(),
-    ]);
-    let quiet = stderr(&o);
-    assert!(o.status.success(), "{quiet}");
+    let quiet = run_ok(&["-q", "-pcp", base.to_str().unwrap()], &trace);
     assert!(
         quiet.contains("the volume ends inside a record"),
         "-q: {quiet}"
