@@ -648,42 +648,63 @@ fn word<const N: usize>(v: &[u8]) -> [u8; N] {
 }
 
 /// The commonest records, read straight from the buffer: one header, no
-/// new time base, no string (in the current layout, 12 bytes and the
-/// values). Fills `rec` and gives the record's length; `None`, with `rec`
-/// untouched, for any other record, one that straddles the buffer or a
-/// time out of range: the general path then reads it, or says what is
-/// wrong.
+/// new time base, and strings only when the reader reads past them (in
+/// the current layout, 12 bytes and the values). Fills `rec` and gives
+/// the record's length; `None`, with `rec` untouched, for any other
+/// record, one that straddles the buffer or a time out of range: the
+/// general path then reads it, or says what is wrong.
 #[inline]
-fn simple(avail: &[u8], init: &Init, clock: &Clock, rec: &mut Record) -> Option<usize> {
+fn simple(
+    avail: &[u8],
+    init: &Init,
+    clock: &Clock,
+    strings: bool,
+    rec: &mut Record,
+) -> Option<usize> {
     let e = init.endian;
     let header = e.u32(*avail.first_chunk::<4>()?);
     if header & (TIME_SET | LAST_FIRST) != LAST_FIRST {
         return None;
     }
+    let head = match init.layout {
+        Layout::Current => 12,
+        Layout::Old => 8,
+    };
     // The types, most significant nibble first, up to the first 0; after
-    // it only zeros (else the general path names the bad code). Looked at
-    // first: a record with a string leaves at once.
+    // it only zeros (else the general path names the bad code), and where
+    // each value starts. Looked at first: a record with a string to keep
+    // leaves at once. A string read past ends at its NUL, as the general
+    // path looks for it (within MAX_STRING bytes), and is padded to 4
+    // like the whole record (records start 4-aligned: INIT's length is).
     let mut types = [FieldType::U8; 4];
+    let mut at = [0usize; 4];
     let mut n = 0;
-    let mut size = 0;
+    let mut pos = head;
     let mut left = header & 0xffff;
     while left != 0 {
         let t = FieldType::from_nibble((left >> 12) & 0xf)?;
-        if let Some(slot) = types.get_mut(n) {
+        if let (Some(slot), Some(a)) = (types.get_mut(n), at.get_mut(n)) {
             *slot = t;
+            *a = pos;
         }
         n += 1;
-        size += t.size()?;
+        pos = match t.size() {
+            Some(size) => pos + size,
+            None if strings => return None,
+            None => {
+                let rest = avail.get(pos..)?;
+                let window = rest.get(..=MAX_STRING).unwrap_or(rest);
+                align4(pos + memchr::memchr(0, window)? + 1)
+            }
+        };
         left = (left << 4) & 0xffff;
     }
-    let (ticks, head) = match init.layout {
-        Layout::Current => (e.u64(*avail.get(4..)?.first_chunk::<8>()?), 12),
-        Layout::Old => (u64::from(e.u32(*avail.get(4..)?.first_chunk::<4>()?)), 8),
+    let ticks = match init.layout {
+        Layout::Current => e.u64(*avail.get(4..)?.first_chunk::<8>()?),
+        Layout::Old => u64::from(e.u32(*avail.get(4..)?.first_chunk::<4>()?)),
     };
     let time_ns = clock.ns(u128::from(ticks))?;
-    let len = head + size;
-    let end = align4(len);
-    let mut vals = avail.get(head..len)?;
+    let end = align4(pos);
     if avail.len() < end {
         return None;
     }
@@ -691,11 +712,9 @@ fn simple(avail: &[u8], init: &Init, clock: &Clock, rec: &mut Record) -> Option<
     rec.clear();
     rec.ty = (header >> 18) as u16;
     rec.time_ns = time_ns;
-    for &t in types.get(..n).unwrap_or_default() {
+    for (&t, &a) in types.iter().zip(&at).take(n) {
         // The lengths were summed above: every value is there.
-        let size = t.size().unwrap_or(0);
-        let (v, rest) = vals.split_at_checked(size).unwrap_or((&[], &[]));
-        vals = rest;
+        let v = avail.get(a..).unwrap_or_default();
         match t {
             FieldType::Double => rec.doubles.push(f64::from_bits(e.u64(word(v)))),
             FieldType::Float => rec.floats.push(f32::from_bits(e.u32(word(v)))),
@@ -896,7 +915,7 @@ impl<R: Read> RstReader<R> {
         if !rec.strings.is_empty() {
             self.pool.append(&mut rec.strings);
         }
-        if let Some(len) = simple(avail, &self.init, &self.clock, rec) {
+        if let Some(len) = simple(avail, &self.init, &self.clock, self.strings, rec) {
             rec.offset = start;
             self.src.consume(len);
             self.offset += len as u64;

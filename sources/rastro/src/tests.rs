@@ -316,15 +316,23 @@ fn value_strategy() -> impl proptest::strategy::Strategy<Value = Value<'static>>
         any::<u8>().prop_map(Value::U8),
         any::<u32>().prop_map(|b| Value::F32(f32::from_bits(b & 0x7f7f_ffff))),
         any::<u64>().prop_map(|b| Value::F64(f64::from_bits(b & 0x7fef_ffff_ffff_ffff))),
-        proptest::sample::select(vec!["", "a", "abcd", "mbox-7"]).prop_map(Value::Str),
+        // Lengths around the padding, and the longest string allowed.
+        proptest::sample::select(vec![
+            "",
+            "a",
+            "abcd",
+            "mbox-7",
+            &*"y".repeat(MAX_STRING).leak()
+        ])
+        .prop_map(Value::Str),
     ]
 }
 
 proptest::proptest! {
-    /// Records read straight from the buffer (one header, no string: the
-    /// common case) decode as the general path decodes them, which a
-    /// reader handing out one byte at a time forces, in both layouts and
-    /// byte orders.
+    /// Records read straight from the buffer (one header, no string to
+    /// keep: the common case) decode as the general path decodes them,
+    /// which a reader handing out one byte at a time forces, in both
+    /// layouts and byte orders.
     #[test]
     fn the_buffer_fast_path_decodes_as_the_general_path(
         recs in proptest::collection::vec(
