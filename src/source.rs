@@ -94,7 +94,7 @@ pub struct Converted<C> {
     done: bool,
 }
 
-impl<C: Converter> Converted<C> {
+impl<C> Converted<C> {
     /// Wraps a converter and its timeline.
     pub fn new(converter: C, timeline: Timeline) -> Self {
         Converted {
@@ -105,11 +105,14 @@ impl<C: Converter> Converted<C> {
     }
 }
 
-impl<C: Converter> Converted<C> {
-    /// The next event ready, converting records until one is; `None` at
-    /// the end.
+impl<C> Converted<C> {
+    /// The next event ready, pulling records with `pull` until one is;
+    /// `None` at the end.
     #[inline]
-    fn next_ready(&mut self, reg: &mut Registry) -> Result<Option<Event>> {
+    fn next_ready_by(
+        &mut self,
+        mut pull: impl FnMut(&mut C, &mut Timeline) -> Result<bool>,
+    ) -> Result<Option<Event>> {
         let t = &mut self.timeline;
         loop {
             let ready = if self.done {
@@ -128,12 +131,21 @@ impl<C: Converter> Converted<C> {
             if self.done {
                 return Ok(None);
             }
-            if self.converter.pull(reg, t)? {
+            if pull(&mut self.converter, t)? {
                 t.stats.records += 1;
             } else {
                 self.done = true;
             }
         }
+    }
+}
+
+impl<C: Converter> Converted<C> {
+    /// The next event ready, converting records until one is; `None` at
+    /// the end.
+    #[inline]
+    fn next_ready(&mut self, reg: &mut Registry) -> Result<Option<Event>> {
+        self.next_ready_by(|c, t| c.pull(reg, t))
     }
 }
 
@@ -157,5 +169,70 @@ impl<C: Converter> EventSource for Converted<C> {
 
     fn stats(&self) -> &SourceStats {
         &self.timeline.stats
+    }
+}
+
+/// A converter that needs nothing of the run once open (its types and
+/// values are in the registry already): it runs on a thread of its own
+/// with its timeline ([`Threaded`]), and the run's thread only merges
+/// and writes what it hands on.
+pub trait Alone: Send + 'static {
+    /// Reads the next record; `Ok(false)` at the end of the input.
+    fn pull_alone(&mut self, out: &mut Timeline) -> Result<bool>;
+}
+
+/// A source converted on a thread of its own (crate::prefetch): its
+/// events come in batches, in the order and with the counts the same
+/// converter gives inline, so the trace is the same bytes.
+pub struct Threaded {
+    events: crate::prefetch::Prefetch<Option<Event>, SourceStats>,
+    /// The timeline's counts as opened, then as the thread ends them.
+    stats: SourceStats,
+    ended: bool,
+}
+
+impl Threaded {
+    /// Starts the thread: `open` builds the converter there (it opens its
+    /// input there: files opened by the run's thread stay on it), and
+    /// `timeline` goes with it. The caller has claimed a core
+    /// (crate::prefetch::claim).
+    pub fn spawn<C: Alone>(
+        timeline: Timeline,
+        open: impl FnOnce() -> Result<C> + Send + 'static,
+    ) -> Threaded {
+        let stats = timeline.stats.clone();
+        let events = crate::prefetch::Prefetch::spawn(
+            move || Ok(Converted::new(open()?, timeline)),
+            |c: &mut Converted<C>, slot: &mut Option<Event>| {
+                *slot = c.next_ready_by(|c, t| c.pull_alone(t))?;
+                Ok(slot.is_some())
+            },
+            |c| Ok(std::mem::take(&mut c.timeline.stats)),
+        );
+        Threaded {
+            events,
+            stats,
+            ended: false,
+        }
+    }
+}
+
+impl EventSource for Threaded {
+    fn next_event(&mut self, _reg: &mut Registry) -> Result<Option<Event>> {
+        if self.ended {
+            return Ok(None);
+        }
+        match self.events.next_record()? {
+            crate::prefetch::Next::Record(e) => Ok(e.take()),
+            crate::prefetch::Next::End(stats) => {
+                self.stats = stats;
+                self.ended = true;
+                Ok(None)
+            }
+        }
+    }
+
+    fn stats(&self) -> &SourceStats {
+        &self.stats
     }
 }

@@ -159,11 +159,13 @@ impl Kinds {
     }
 }
 
-/// Converts an MPE log.
+/// Converts an MPE log. Everything it needs of the registry is made when
+/// it opens (the values of every event type pass 1 saw, the link of
+/// every channel), so it converts on a thread of its own when a core is
+/// spare ([`crate::source::Threaded`]).
 pub struct MpiSource {
     path: PathBuf,
     config: std::sync::Arc<MpiConfig>,
-    reader: scan::Records,
     scan: Scan,
     /// Looked up by world rank per record: hashed, not a tree.
     ranks: HashMap<i32, Rank>,
@@ -180,42 +182,67 @@ pub struct MpiSource {
 }
 
 impl MpiSource {
-    fn event_value(&mut self, reg: &mut Registry, kind: usize, etype: i32) -> ValueId {
-        let Some(k) = self.kinds.get_mut(kind) else {
-            return ValueId(0);
-        };
-        if let Some(&v) = k.event_values.get(&etype) {
-            return v;
-        }
-        let (name, color) = self
+    /// The value of a point event of `etype` on a row of `kind` (made
+    /// when the log was opened, for every etype pass 1 saw).
+    fn event_value(&self, kind: usize, etype: i32) -> Result<ValueId> {
+        self.kinds
+            .get(kind)
+            .and_then(|k| k.event_values.get(&etype))
+            .copied()
+            .ok_or_else(|| {
+                Error::in_file(
+                    &self.path,
+                    format!("event type {etype} was not in the log when first read (did it change while read?)"),
+                )
+            })
+    }
+
+    /// Makes the value of every point event type pass 1 saw, for every
+    /// kind of row, and the link of every channel between placed ranks,
+    /// so that the conversion needs nothing more of the registry.
+    fn make_values(&mut self, reg: &mut Registry) {
+        let mut etypes: Vec<i32> = self
             .scan
-            .events
-            .get(&etype)
-            .cloned()
-            .unwrap_or_else(|| (format!("event {etype}"), String::new()));
-        let d = display_of(&self.config.states, &name, &color);
-        let v = reg.value_of(k.event_ty, &name, &d);
-        k.event_values.insert(etype, v);
-        v
+            .etypes
+            .iter()
+            .copied()
+            .filter(|e| !self.scan.state_of_etype.contains_key(e))
+            .collect();
+        etypes.sort_unstable();
+        for k in &mut self.kinds {
+            for &etype in &etypes {
+                let (name, color) = self
+                    .scan
+                    .events
+                    .get(&etype)
+                    .cloned()
+                    .unwrap_or_else(|| (format!("event {etype}"), String::new()));
+                let d = display_of(&self.config.states, &name, &color);
+                let v = reg.value_of(k.event_ty, &name, &d);
+                k.event_values.insert(etype, v);
+            }
+        }
+        let mut keys: Vec<(i32, i32, i32)> = self.chans.keys().copied().collect();
+        keys.sort_unstable();
+        for key in keys {
+            let (src, dst, _) = key;
+            let (Some(s), Some(d)) = (self.ranks.get(&src), self.ranks.get(&dst)) else {
+                continue;
+            };
+            let link = reg.link(
+                s.container,
+                d.container,
+                &self.link_name,
+                "message",
+                &Display::default(),
+            );
+            if let Some(c) = self.chans.get_mut(&key) {
+                c.link = Some(link);
+            }
+        }
     }
 
-    fn link(
-        &mut self,
-        reg: &mut Registry,
-        from: ContainerId,
-        to: ContainerId,
-    ) -> (ContainerId, TypeId, ValueId) {
-        reg.link(from, to, &self.link_name, "message", &Display::default())
-    }
-
-    fn message(
-        &mut self,
-        reg: &mut Registry,
-        out: &mut Timeline,
-        rec: &Ev,
-        me: i32,
-        mpe: i64,
-    ) -> Result<()> {
+    fn message(&mut self, out: &mut Timeline, rec: &Ev, me: i32, mpe: i64) -> Result<()> {
         let EvKind::Msg(Msg {
             etype,
             icomm,
@@ -243,17 +270,15 @@ impl MpiSource {
         };
         // Message ends pair on the reference clock.
         let time = out.map(lane, mpe);
-        let Some(cached) = self.chans.get(&(src, dst, tag)).map(|c| c.link) else {
-            return Ok(());
-        };
-        let link = match cached {
-            Some(l) => l,
-            None => self.link(reg, from, to),
-        };
         let Some(chan) = self.chans.get_mut(&(src, dst, tag)) else {
             return Ok(());
         };
-        chan.link = Some(link);
+        let Some(link) = chan.link else {
+            return Err(Error::in_file(
+                &self.path,
+                format!("internal: no link made for channel {src}->{dst} tag {tag}"),
+            ));
+        };
         let (count, mine, theirs) = if send {
             (&mut chan.sends, &mut chan.send_times, &mut chan.recv_times)
         } else {
@@ -348,20 +373,51 @@ fn display_of(
     d
 }
 
-impl Converter for MpiSource {
-    fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
-        let Some(rec) = self.reader.next_event(&self.path)? else {
-            self.finish(out);
-            return Ok(false);
-        };
+/// An MPE log being read: the converter and its records.
+pub struct Reading<R: std::io::Read> {
+    source: MpiSource,
+    records: scan::Records<R>,
+}
+
+impl<R: std::io::Read> Reading<R> {
+    fn next(&mut self, out: &mut Timeline) -> Result<bool> {
+        let s = &mut self.source;
+        match self.records.next_event(&s.path)? {
+            Some(rec) => {
+                s.record(out, &rec)?;
+                Ok(true)
+            }
+            None => {
+                s.finish(out);
+                Ok(false)
+            }
+        }
+    }
+}
+
+impl<R: std::io::Read> Converter for Reading<R> {
+    fn pull(&mut self, _reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
+        self.next(out)
+    }
+}
+
+impl crate::source::Alone for Reading<crate::input::ThreadFile> {
+    fn pull_alone(&mut self, out: &mut Timeline) -> Result<bool> {
+        self.next(out)
+    }
+}
+
+impl MpiSource {
+    /// Converts one record.
+    fn record(&mut self, out: &mut Timeline, rec: &Ev) -> Result<()> {
         let etype = match rec.kind {
             EvKind::Plain { etype } => Some(etype),
             EvKind::Msg(_) | EvKind::Coll => None,
-            EvKind::Other => return Ok(true),
+            EvKind::Other => return Ok(()),
         };
         let me = self.scan.wrank(rec.icomm, rec.rank);
         let Some(rank) = self.ranks.get(&me) else {
-            return Ok(true);
+            return Ok(());
         };
         let Some(mpe) = seconds_to_ns(rec.time) else {
             return Err(Error::in_file(
@@ -378,10 +434,10 @@ impl Converter for MpiSource {
             time: mpe,
         };
         let Some(row) = self.rows.get_mut(&(me, rec.thread)) else {
-            return Ok(true);
+            return Ok(());
         };
         let Some(kinds) = self.kinds.get(row.kind) else {
-            return Ok(true);
+            return Ok(());
         };
         let (state_ty, executing, event_ty, kind) =
             (kinds.state_ty, kinds.executing, kinds.event_ty, row.kind);
@@ -443,7 +499,7 @@ impl Converter for MpiSource {
             },
             Some((e, None)) => {
                 let ty = event_ty;
-                let value = self.event_value(reg, kind, e);
+                let value = self.event_value(kind, e)?;
                 out.push_on(
                     at.lane,
                     at.pos,
@@ -455,7 +511,7 @@ impl Converter for MpiSource {
                     },
                 )?;
             }
-            None => self.message(reg, out, &rec, me, mpe)?,
+            None => self.message(out, rec, me, mpe)?,
         }
         // The row's last event: the rank is done, pop everything, the
         // base "executing" too.
@@ -469,7 +525,7 @@ impl Converter for MpiSource {
                 pops(out, at, container, state_ty, open + 1)?;
             }
         }
-        Ok(true)
+        Ok(())
     }
 }
 
@@ -562,8 +618,16 @@ impl super::SourceKind for MpiKind {
                 window: cx.cfg.reorder_window,
                 config: &self.config,
             };
-            let source = MpiSource::open(path, setup, cx.reg, cx.clock_of)?;
-            cx.sources.push(Box::new(source));
+            let (source, timeline) = MpiSource::open(path, setup, cx.reg, cx.clock_of)?;
+            // Its own thread when a core is spare: converting is most of
+            // a run of one log, and the run's thread then only merges and
+            // writes.
+            if crate::input::threadable(path) && crate::prefetch::claim_busy() {
+                cx.sources.push(Box::new(source.threaded(timeline)?));
+            } else {
+                cx.sources
+                    .push(Box::new(Converted::new(source.reading()?, timeline)));
+            }
         }
         Ok(())
     }

@@ -8,12 +8,14 @@ type Anchor = (i64, i64, u32);
 
 impl MpiSource {
     /// Scans `path` and places its ranks; `clock_of` gives a host's clock.
+    /// The converter comes back with its timeline, to read the log here
+    /// or on a thread of its own ([`MpiSource::reading`]).
     pub fn open(
         path: &Path,
         setup: MpiSetup,
         reg: &mut Registry,
         clock_of: &mut dyn FnMut(&str) -> Option<Clock>,
-    ) -> Result<Converted<MpiSource>> {
+    ) -> Result<(MpiSource, Timeline)> {
         let process_ty =
             reg.required_level(Role::Process, &format!("{}: MPI traces", path.display()))?;
         let (scan, preamble) = Scan::run(path)?;
@@ -58,11 +60,9 @@ impl MpiSource {
             notes,
             ..SourceStats::default()
         };
-        let reader = scan::Records::open(path)?;
-        let converter = MpiSource {
+        let mut converter = MpiSource {
             path: path.to_path_buf(),
             config: std::sync::Arc::clone(&mpi),
-            reader,
             scan,
             ranks: ranks.into_iter().collect(),
             rows,
@@ -75,7 +75,30 @@ impl MpiSource {
             crossed: 0,
             unknown_partner: 0,
         };
-        Ok(Converted::new(converter, timeline))
+        converter.make_values(reg);
+        Ok((converter, timeline))
+    }
+
+    /// The log read by the run's thread.
+    pub fn reading(self) -> Result<Reading<crate::input::Reader>> {
+        let records = scan::Records::open(&self.path)?;
+        Ok(Reading {
+            source: self,
+            records,
+        })
+    }
+
+    /// Converts the log on a thread of its own, which opens it there (the
+    /// caller claimed a core: crate::prefetch::claim).
+    pub fn threaded(self, timeline: Timeline) -> Result<crate::source::Threaded> {
+        let format = scan::format(&self.path)?;
+        Ok(crate::source::Threaded::spawn(timeline, move || {
+            let records = scan::Records::open_on_thread(&self.path, format)?;
+            Ok(Reading {
+                source: self,
+                records,
+            })
+        }))
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::{COMM_SELF_CREATE, RECV, SEND};
 use crate::error::{Error, Result};
-use foldhash::HashMap;
+use foldhash::{HashMap, HashSet};
 use integrador_clog::clog2::PREAMBLE_SIZE;
 use integrador_clog::{Body, Clog2Reader, CommEntry, Event, MpeReader, Msg, Preamble, Record};
 use std::collections::BTreeMap;
@@ -15,7 +15,7 @@ use std::sync::Arc;
 pub(super) type Reader = MpeReader<BufReader<crate::input::Reader>>;
 
 /// The MPE log format its first bytes say `path` is.
-fn format(path: &Path) -> Result<integrador_clog::Format> {
+pub(super) fn format(path: &Path) -> Result<integrador_clog::Format> {
     let head = crate::input::head(path, 64).map_err(|e| Error::in_file(path, e))?;
     integrador_clog::detect(&head).ok_or_else(|| {
         Error::in_file(
@@ -37,24 +37,38 @@ fn table_of<R: std::io::Read>(r: &mut MpeReader<R>, path: &Path) -> Result<Vec<C
     r.comm_table().map_err(|e| Error::in_file(path, e))
 }
 
-/// A log's records as the second pass reads them.
-pub(super) struct Records {
-    reader: Reader,
+/// A log's records as the second pass reads them, from a file the run's
+/// thread opened (`crate::input::Reader`) or one opened on the thread
+/// that converts it (`crate::input::ThreadFile`).
+pub(super) struct Records<R: std::io::Read> {
+    reader: MpeReader<BufReader<R>>,
 }
 
-impl Records {
+impl Records<crate::input::Reader> {
     /// Opens `path`.
-    pub(super) fn open(path: &Path) -> Result<Records> {
+    pub(super) fn open(path: &Path) -> Result<Self> {
         Ok(Records {
             reader: open_as(path, format(path)?)?,
         })
     }
+}
 
+impl Records<crate::input::ThreadFile> {
+    /// Opens `path`, a log of `format` ([`format`]), on the thread that
+    /// reads it.
+    pub(super) fn open_on_thread(path: &Path, format: integrador_clog::Format) -> Result<Self> {
+        let file = crate::input::open_on_thread(path).map_err(|e| Error::in_file(path, e))?;
+        let buf = BufReader::with_capacity(crate::input::buffer_size(path), file);
+        Ok(Records {
+            reader: MpeReader::new(format, buf).map_err(|e| Error::in_file(path, e))?,
+        })
+    }
+}
+
+impl<R: std::io::Read> Records<R> {
     /// The next record ([`Ev`]): a CLOG2 log's read in place, without
     /// copying its body or allocating a definition's strings (the first
-    /// pass has them). Decoding on another core was tried: handing each
-    /// record across cores cost more than decoding it (100 MB: 1.03 s
-    /// decoded on a thread, 0.80 s here, before the read in place).
+    /// pass has them).
     pub(super) fn next_event(&mut self, path: &Path) -> Result<Option<Ev>> {
         match &mut self.reader {
             MpeReader::Clog2(r) => {
@@ -168,6 +182,9 @@ pub(super) struct Scan {
     /// Events of the other MPE threads, per (icomm, rank, thread).
     pub(super) thread_events: HashMap<(i32, i32, i32), u64>,
     pub(super) msgs: HashMap<(i32, i32, i32, i32, i32, bool), u64>,
+    /// The etypes of bare and cargo events: pass 2 finds each one's
+    /// value here, made before it starts.
+    pub(super) etypes: HashSet<i32>,
     /// Whether the event records' times ever step back.
     pub(super) order: Order,
 }
@@ -361,6 +378,7 @@ impl Scan {
         for (k, n) in next.msgs {
             *self.msgs.entry(k).or_default() += n;
         }
+        self.etypes.extend(next.etypes);
         self.table = next.table;
         self.order = self.order.then(next.order);
     }
@@ -421,7 +439,11 @@ impl Scan {
                 .or_default() += 1;
         }
         match ev {
+            Event::Bare { etype } => {
+                self.etypes.insert(etype);
+            }
             Event::Cargo { etype, bytes } => {
+                self.etypes.insert(etype);
                 self.cargo_first
                     .entry((etype, h.icomm, h.rank))
                     .or_insert((h.time, *bytes, h.offset));
