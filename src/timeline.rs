@@ -118,6 +118,10 @@ pub struct Timeline {
     floors: MinQueue<i64, u32>,
     /// Nothing can come earlier than this any more.
     bound: i64,
+    /// Shared lanes: the latest source time the bound was computed at
+    /// (the same time gives the same bound: a pull that pushed nothing
+    /// later, or a pop of several events, does not map it again).
+    bounded_at: Option<i64>,
     /// An event ready as it was pushed, with nothing queued before it
     /// (see [`Timeline::reached`]): it skips the queue.
     express: Option<(Key, Op)>,
@@ -164,6 +168,7 @@ impl Timeline {
             max_pos: 0,
             floors: MinQueue::default(),
             bound: i64::MIN,
+            bounded_at: None,
             express: None,
             recheck: 0,
             queues: Vec::new(),
@@ -193,6 +198,7 @@ impl Timeline {
     pub fn in_order(&mut self) {
         self.window = 0;
         self.checked = true;
+        self.bounded_at = None;
     }
 
     /// Declares a lane: wall clock = local + `offset`, corrected by `clock`.
@@ -226,6 +232,7 @@ impl Timeline {
 
     fn lane_of(&mut self, local: ClockMap, offset: i64, clock: Clock) -> Lane {
         let id = self.lanes.len() as u32;
+        self.bounded_at = None;
         let place = LaneMap {
             local,
             offset,
@@ -493,7 +500,10 @@ impl Timeline {
             if self.seq < self.recheck {
                 return None;
             }
-            self.bound = self.bound.max(self.lowest_next());
+            if self.independent || self.bounded_at != Some(self.max) {
+                self.bound = self.bound.max(self.lowest_next());
+                self.bounded_at = Some(self.max);
+            }
             if self.lanes.len() > 1 {
                 self.recheck = self.seq + RECHECK;
             }
