@@ -102,6 +102,15 @@ struct Row {
     started: bool,
 }
 
+/// Where the records of one (icomm, rank, MPE thread) go: the world
+/// rank, its lane and its row (one lookup per record).
+#[derive(Clone, Copy)]
+struct Who {
+    me: i32,
+    lane: Lane,
+    row: usize,
+}
+
 /// A (sender, receiver, tag) channel.
 struct Chan {
     id: u32,
@@ -169,7 +178,8 @@ pub struct MpiSource {
     scan: Scan,
     /// Looked up by world rank per record: hashed, not a tree.
     ranks: HashMap<i32, Rank>,
-    rows: HashMap<(i32, i32), Row>,
+    rows: Vec<Row>,
+    who: HashMap<(i32, i32, i32), Who>,
     chans: HashMap<(i32, i32, i32), Chan>,
     kinds: Vec<Kinds>,
     /// The hierarchy's name of message arrows.
@@ -201,14 +211,8 @@ impl MpiSource {
     /// kind of row, and the link of every channel between placed ranks,
     /// so that the conversion needs nothing more of the registry.
     fn make_values(&mut self, reg: &mut Registry) {
-        let mut etypes: Vec<i32> = self
-            .scan
-            .etypes
-            .iter()
-            .copied()
-            .filter(|e| !self.scan.state_of_etype.contains_key(e))
-            .collect();
-        etypes.sort_unstable();
+        let mut etypes = self.scan.etypes.sorted();
+        etypes.retain(|e| !self.scan.state_of_etype.contains_key(e));
         for k in &mut self.kinds {
             for &etype in &etypes {
                 let (name, color) = self
@@ -336,7 +340,7 @@ impl MpiSource {
     }
 
     fn finish(&mut self, out: &mut Timeline) {
-        for row in self.rows.values() {
+        for row in &self.rows {
             // Rows whose last event never came: cannot happen with a
             // complete scan, but count rather than assume.
             self.leftover_starts += row.stack.len() as u64;
@@ -408,6 +412,26 @@ impl crate::source::Alone for Reading<crate::input::ThreadFile> {
 }
 
 impl MpiSource {
+    /// A record of no row pass 1 counted: nothing to draw, but a placed
+    /// rank's time must still be a time.
+    fn unplaced(&self, rec: &Ev) -> Result<()> {
+        let me = self.scan.wrank(rec.icomm, rec.rank);
+        if self.ranks.contains_key(&me) && seconds_to_ns(rec.time).is_none() {
+            return Err(self.bad_time(rec));
+        }
+        Ok(())
+    }
+
+    fn bad_time(&self, rec: &Ev) -> Error {
+        Error::in_file(
+            &self.path,
+            format!(
+                "byte {}: time {} is not a finite number of seconds",
+                rec.offset, rec.time
+            ),
+        )
+    }
+
     /// Converts one record.
     fn record(&mut self, out: &mut Timeline, rec: &Ev) -> Result<()> {
         let etype = match rec.kind {
@@ -415,25 +439,19 @@ impl MpiSource {
             EvKind::Msg(_) | EvKind::Coll => None,
             EvKind::Other => return Ok(()),
         };
-        let me = self.scan.wrank(rec.icomm, rec.rank);
-        let Some(rank) = self.ranks.get(&me) else {
-            return Ok(());
+        let Some(&Who { me, lane, row: ri }) = self.who.get(&(rec.icomm, rec.rank, rec.thread))
+        else {
+            return self.unplaced(rec);
         };
         let Some(mpe) = seconds_to_ns(rec.time) else {
-            return Err(Error::in_file(
-                &self.path,
-                format!(
-                    "byte {}: time {} is not a finite number of seconds",
-                    rec.offset, rec.time
-                ),
-            ));
+            return Err(self.bad_time(rec));
         };
         let at = At {
-            lane: rank.lane,
+            lane,
             pos: rec.offset,
             time: mpe,
         };
-        let Some(row) = self.rows.get_mut(&(me, rec.thread)) else {
+        let Some(row) = self.rows.get_mut(ri) else {
             return Ok(());
         };
         let Some(kinds) = self.kinds.get(row.kind) else {
@@ -516,7 +534,7 @@ impl MpiSource {
         // The row's last event: the rank is done, pop everything, the
         // base "executing" too.
         if last {
-            if let Some(row) = self.rows.get_mut(&(me, rec.thread)) {
+            if let Some(row) = self.rows.get_mut(ri) {
                 let open = row.stack.len();
                 self.leftover_starts += open as u64;
                 row.stack.clear();

@@ -37,7 +37,7 @@ impl MpiSource {
             timeline.in_order();
         }
         let (mut ranks, notes) = placed.place(&world, reg, clock_of, &mut timeline)?;
-        let rows = rows(&scan, &ranks, reg);
+        let (rows, who) = rows(&scan, &ranks, reg);
         let (mut messages, chans) = channels(&scan, reg);
         for r in ranks.values_mut() {
             r.hix = messages.clocks.host(&r.host);
@@ -48,7 +48,7 @@ impl MpiSource {
         let mpi = std::sync::Arc::clone(setup.config);
         let mut kinds = vec![Kinds::new(reg, process_ty, &mpi, &scan)];
         let thread_ty = reg.level_type(Role::Thread);
-        if let Some(ty) = thread_ty.filter(|_| rows.values().any(|r| r.kind == 1)) {
+        if let Some(ty) = thread_ty.filter(|_| rows.iter().any(|r| r.kind == 1)) {
             kinds.push(Kinds::new(reg, ty, &mpi, &scan));
         }
 
@@ -66,6 +66,7 @@ impl MpiSource {
             scan,
             ranks: ranks.into_iter().collect(),
             rows,
+            who,
             chans,
             kinds,
             link_name: mpi.link_name.clone(),
@@ -314,32 +315,52 @@ fn anchor_notes(by_host: &BTreeMap<String, Vec<i64>>) -> (Option<String>, Vec<St
     (spread, notes)
 }
 
-/// The rows of every (rank, MPE thread), and how many events each will see.
-fn rows(scan: &Scan, ranks: &BTreeMap<i32, Rank>, reg: &mut Registry) -> HashMap<(i32, i32), Row> {
+/// The rows of every (rank, MPE thread), with how many events each will
+/// see, and where each (icomm, rank, MPE thread) of the records goes.
+fn rows(
+    scan: &Scan,
+    ranks: &BTreeMap<i32, Rank>,
+    reg: &mut Registry,
+) -> (Vec<Row>, HashMap<(i32, i32, i32), Who>) {
     let thread_ty = reg.level_type(Role::Thread);
-    let mut rows: HashMap<(i32, i32), Row> = HashMap::new();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut index: HashMap<(i32, i32), usize> = HashMap::new();
+    let mut who = HashMap::new();
     let mut row_keys: Vec<_> = scan.row_events().collect();
     row_keys.sort();
     for ((icomm, rank, thread), n) in row_keys {
         let w = scan.wrank(icomm, rank);
         let Some(r) = ranks.get(&w) else { continue };
-        let (container, kind) = match (thread, thread_ty) {
-            (0, _) | (_, None) => (r.container, 0),
-            (t, Some(ty)) => (
-                reg.named_child(r.container, ty, &format!("mpe thread {t}")),
-                1,
-            ),
-        };
-        let row = rows.entry((w, thread)).or_insert(Row {
-            container,
-            kind,
-            stack: Vec::new(),
-            left: 0,
-            started: false,
+        let i = *index.entry((w, thread)).or_insert_with(|| {
+            let (container, kind) = match (thread, thread_ty) {
+                (0, _) | (_, None) => (r.container, 0),
+                (t, Some(ty)) => (
+                    reg.named_child(r.container, ty, &format!("mpe thread {t}")),
+                    1,
+                ),
+            };
+            rows.push(Row {
+                container,
+                kind,
+                stack: Vec::new(),
+                left: 0,
+                started: false,
+            });
+            rows.len() - 1
         });
-        row.left += n;
+        if let Some(row) = rows.get_mut(i) {
+            row.left += n;
+        }
+        who.insert(
+            (icomm, rank, thread),
+            Who {
+                me: w,
+                lane: r.lane,
+                row: i,
+            },
+        );
     }
-    rows
+    (rows, who)
 }
 
 /// The (sender, receiver, tag) channels in a fixed order, so link keys are

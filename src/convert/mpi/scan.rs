@@ -184,9 +184,63 @@ pub(super) struct Scan {
     pub(super) msgs: HashMap<(i32, i32, i32, i32, i32, bool), u64>,
     /// The etypes of bare and cargo events: pass 2 finds each one's
     /// value here, made before it starts.
-    pub(super) etypes: HashSet<i32>,
+    pub(super) etypes: Etypes,
     /// Whether the event records' times ever step back.
     pub(super) order: Order,
+}
+
+/// A set of etypes: those below [`Etypes::SMALL`] (MPE hands out small
+/// ones: a hash insert per record was a seventieth of a run) as bits.
+#[derive(Default)]
+pub(super) struct Etypes {
+    small: Vec<u64>,
+    other: HashSet<i32>,
+}
+
+impl Etypes {
+    const SMALL: i32 = 1 << 14;
+
+    #[inline]
+    fn insert(&mut self, etype: i32) {
+        match usize::try_from(etype) {
+            Ok(e) if etype < Self::SMALL => {
+                if self.small.is_empty() {
+                    self.small = vec![0; Self::SMALL as usize / 64];
+                }
+                if let Some(w) = self.small.get_mut(e / 64) {
+                    *w |= 1 << (e % 64);
+                }
+            }
+            _ => {
+                self.other.insert(etype);
+            }
+        }
+    }
+
+    fn join(&mut self, next: Etypes) {
+        if self.small.is_empty() {
+            self.small = next.small;
+        } else {
+            for (a, b) in self.small.iter_mut().zip(next.small) {
+                *a |= b;
+            }
+        }
+        self.other.extend(next.other);
+    }
+
+    /// Every etype, in increasing order.
+    pub(super) fn sorted(&self) -> Vec<i32> {
+        let mut v: Vec<i32> = self.other.iter().copied().collect();
+        for (i, &w) in self.small.iter().enumerate() {
+            for b in 0..64 {
+                if w & (1 << b) != 0 {
+                    v.push((i * 64 + b) as i32);
+                }
+            }
+        }
+        v.sort_unstable();
+        v
+    }
 }
 
 /// The times of a log's event records, in file order: whether they ever
@@ -378,7 +432,7 @@ impl Scan {
         for (k, n) in next.msgs {
             *self.msgs.entry(k).or_default() += n;
         }
-        self.etypes.extend(next.etypes);
+        self.etypes.join(next.etypes);
         self.table = next.table;
         self.order = self.order.then(next.order);
     }
@@ -499,7 +553,28 @@ impl Head {
 
 #[cfg(test)]
 mod tests {
-    use super::Order;
+    use super::{Etypes, Order};
+
+    /// Small and other etypes, inserted in halves and joined, come out
+    /// once each, in order.
+    #[test]
+    fn etypes_join_into_one_sorted_set() {
+        let (mut a, mut b) = (Etypes::default(), Etypes::default());
+        for e in [600, -101, 0, 63, 64, 600] {
+            a.insert(e);
+        }
+        for e in [1 << 14, 601, i32::MAX, i32::MIN, 63] {
+            b.insert(e);
+        }
+        a.join(b);
+        assert_eq!(
+            a.sorted(),
+            [i32::MIN, -101, 0, 63, 64, 600, 601, 1 << 14, i32::MAX]
+        );
+        let mut c = Etypes::default();
+        c.join(Etypes::default());
+        assert!(c.sorted().is_empty());
+    }
 
     fn order(times: &[f64]) -> Order {
         let mut o = Order::default();
