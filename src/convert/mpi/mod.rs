@@ -111,6 +111,9 @@ struct Who {
     row: usize,
 }
 
+/// Each (icomm, rank, MPE thread)'s [`Who`].
+type WhoMap = HashMap<(i32, i32, i32), Who>;
+
 /// A (sender, receiver, tag) channel.
 struct Chan {
     id: u32,
@@ -179,7 +182,7 @@ pub struct MpiSource {
     /// Looked up by world rank per record: hashed, not a tree.
     ranks: HashMap<i32, Rank>,
     rows: Vec<Row>,
-    who: HashMap<(i32, i32, i32), Who>,
+    who: WhoMap,
     chans: HashMap<(i32, i32, i32), Chan>,
     kinds: Vec<Kinds>,
     /// The hierarchy's name of message arrows.

@@ -317,11 +317,7 @@ fn anchor_notes(by_host: &BTreeMap<String, Vec<i64>>) -> (Option<String>, Vec<St
 
 /// The rows of every (rank, MPE thread), with how many events each will
 /// see, and where each (icomm, rank, MPE thread) of the records goes.
-fn rows(
-    scan: &Scan,
-    ranks: &BTreeMap<i32, Rank>,
-    reg: &mut Registry,
-) -> (Vec<Row>, HashMap<(i32, i32, i32), Who>) {
+fn rows(scan: &Scan, ranks: &BTreeMap<i32, Rank>, reg: &mut Registry) -> (Vec<Row>, WhoMap) {
     let thread_ty = reg.level_type(Role::Thread);
     let mut rows: Vec<Row> = Vec::new();
     let mut index: HashMap<(i32, i32), usize> = HashMap::new();
