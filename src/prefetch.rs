@@ -174,24 +174,34 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
         }
     }
 
+    /// Takes the next batch when this one is used up; the decoder's end
+    /// report when it has ended instead.
+    fn refill(&mut self) -> Result<Option<F>> {
+        if self.pos < self.filled {
+            return Ok(None);
+        }
+        let msg = self.rx.recv().map_err(|_| {
+            crate::error::Error::input("internal: a decoder thread ended without a word")
+        })?;
+        match msg {
+            Msg::Batch(v, n) => {
+                let old = std::mem::replace(&mut self.batch, v);
+                if !old.is_empty() {
+                    // Full means the decoder has enough: drop this one.
+                    let _ = self.back.try_send(old);
+                }
+                self.filled = n;
+                self.pos = 0;
+                Ok(None)
+            }
+            Msg::End(r) => r.map(Some),
+        }
+    }
+
     /// The next record, or the decoder's end report.
     pub fn next_record(&mut self) -> Result<Next<'_, T, F>> {
-        if self.pos == self.filled {
-            let msg = self.rx.recv().map_err(|_| {
-                crate::error::Error::input("internal: a decoder thread ended without a word")
-            })?;
-            match msg {
-                Msg::Batch(v, n) => {
-                    let old = std::mem::replace(&mut self.batch, v);
-                    if !old.is_empty() {
-                        // Full means the decoder has enough: drop this one.
-                        let _ = self.back.try_send(old);
-                    }
-                    self.filled = n;
-                    self.pos = 0;
-                }
-                Msg::End(r) => return r.map(Next::End),
-            }
+        if let Some(end) = self.refill()? {
+            return Ok(Next::End(end));
         }
         // The batch was written on the other core: ask for a later slot's
         // lines now, so they are here when their turn comes.
@@ -200,6 +210,20 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
         }
         self.pos += 1;
         Ok(Next::Record(&mut self.batch[self.pos - 1]))
+    }
+
+    /// The next records, up to `max` (at least one; fewer where a batch
+    /// ends), all taken at once, or the decoder's end report: for a
+    /// consumer that copies them out in a loop of its own.
+    pub fn next_run(&mut self, max: usize) -> Result<Next<'_, [T], F>> {
+        if let Some(end) = self.refill()? {
+            return Ok(Next::End(end));
+        }
+        let from = self.pos;
+        self.pos = (from + max.max(1)).min(self.filled);
+        Ok(Next::Record(
+            self.batch.get_mut(from..self.pos).unwrap_or_default(),
+        ))
     }
 
     /// Swaps the next record into `rec` (the record there goes back to
@@ -219,8 +243,8 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
     }
 }
 
-/// What [`Prefetch::next_record`] gives.
-pub enum Next<'a, T, F> {
+/// What [`Prefetch::next_record`] and [`Prefetch::next_run`] give.
+pub enum Next<'a, T: ?Sized, F> {
     /// A record.
     Record(&'a mut T),
     /// The end, with the decoder's report.

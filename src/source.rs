@@ -232,6 +232,26 @@ impl EventSource for Threaded {
         }
     }
 
+    // Whole runs of a batch at a time: one event at a time through
+    // `next_event` was 4% of an MPE run's instructions, on the thread that
+    // merges and writes.
+    fn next_batch(&mut self, _reg: &mut Registry, out: &mut Vec<Event>, max: usize) -> Result<()> {
+        let mut left = max;
+        while left > 0 && !self.ended {
+            match self.events.next_run(left)? {
+                crate::prefetch::Next::Record(run) => {
+                    left -= run.len();
+                    out.extend(run.iter_mut().filter_map(Option::take));
+                }
+                crate::prefetch::Next::End(stats) => {
+                    self.stats = stats;
+                    self.ended = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn stats(&self) -> &SourceStats {
         &self.stats
     }
