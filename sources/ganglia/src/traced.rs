@@ -89,6 +89,44 @@ pub struct TracedReader<R> {
     /// The first sample line, read while looking for header lines.
     pending: bool,
     failed: bool,
+    /// The last time field read and its value: a recorder writes one
+    /// time for all the samples of a round (a thousand lines of 64 hosts
+    /// x 16 metrics), so it is compared, not parsed again.
+    last_time: LastTime,
+}
+
+/// A time field's text (when short enough) and the time it gives.
+struct LastTime {
+    text: [u8; 24],
+    /// `usize::MAX` before the first: no field matches.
+    len: usize,
+    ns: i64,
+}
+
+impl Default for LastTime {
+    fn default() -> LastTime {
+        LastTime {
+            text: [0; 24],
+            len: usize::MAX,
+            ns: 0,
+        }
+    }
+}
+
+impl LastTime {
+    #[inline]
+    fn parse(&mut self, field: &[u8]) -> Option<i64> {
+        if field.len() == self.len && self.text.get(..self.len) == Some(field) {
+            return Some(self.ns);
+        }
+        let ns = parse_epoch_ns(field)?;
+        if let Some(slot) = self.text.get_mut(..field.len()) {
+            slot.copy_from_slice(field);
+            self.len = field.len();
+            self.ns = ns;
+        }
+        Some(ns)
+    }
 }
 
 impl<R: BufRead> TracedReader<R> {
@@ -102,6 +140,7 @@ impl<R: BufRead> TracedReader<R> {
             header: TracedHeader::default(),
             pending: false,
             failed: false,
+            last_time: LastTime::default(),
         };
         while me.next_line()? {
             let text = trim(&me.buf);
@@ -169,7 +208,7 @@ impl<R: BufRead> TracedReader<R> {
             };
             let field = |(a, b): (usize, usize)| text.get(a..b).unwrap_or_default();
             sample.line = line;
-            sample.time_ns = parse_epoch_ns(field(time)).ok_or_else(|| {
+            sample.time_ns = self.last_time.parse(field(time)).ok_or_else(|| {
                 err(ErrorKind::BadTime(
                     String::from_utf8_lossy(field(time)).into_owned(),
                 ))
@@ -454,6 +493,32 @@ mod tests {
         for i in 0..text.len() {
             let _ = all(text.get(..i).unwrap());
         }
+    }
+
+    /// A time like the line before's is taken from it, one unlike it
+    /// (same length, another length, a bad one) is read again.
+    #[test]
+    fn repeated_times_read_as_new_ones() {
+        let text = "1.5 m h 1\n1.5 m h 2\n2.5 m h 3\n1.5 m h 4\n1.50 m h 5\n1795264911.123456789012 m h 6\n1795264911.123456789012 m h 7\n1795264911.12345678901234567 m h 8\n1795264911.12345678901234567 m h 9\n";
+        let (_, s) = all(text).unwrap();
+        let times: Vec<i64> = s.iter().map(|s| s.time_ns).collect();
+        let big = 1_795_264_911_123_456_789;
+        assert_eq!(
+            times,
+            [
+                1_500_000_000,
+                1_500_000_000,
+                2_500_000_000,
+                1_500_000_000,
+                1_500_000_000,
+                big,
+                big,
+                big,
+                big
+            ]
+        );
+        let e = all("1.5 m h 1\n1.5x m h 2\n").unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
     }
 
     #[test]
