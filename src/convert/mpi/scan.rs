@@ -27,6 +27,16 @@ pub(super) fn format(path: &Path) -> Result<integrador_clog::Format> {
 
 fn open_as(path: &Path, format: integrador_clog::Format) -> Result<Reader> {
     let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
+    mpe_reader(path, format, file)
+}
+
+/// `file` (the log at `path`, from its start) read as an MPE log of
+/// `format`.
+fn mpe_reader<R: std::io::Read>(
+    path: &Path,
+    format: integrador_clog::Format,
+    file: R,
+) -> Result<MpeReader<BufReader<R>>> {
     let buf = BufReader::with_capacity(crate::input::buffer_size(path), file);
     MpeReader::new(format, buf).map_err(|e| Error::in_file(path, e))
 }
@@ -58,9 +68,8 @@ impl Records<crate::input::ThreadFile> {
     /// reads it.
     pub(super) fn open_on_thread(path: &Path, format: integrador_clog::Format) -> Result<Self> {
         let file = crate::input::open_on_thread(path).map_err(|e| Error::in_file(path, e))?;
-        let buf = BufReader::with_capacity(crate::input::buffer_size(path), file);
         Ok(Records {
-            reader: MpeReader::new(format, buf).map_err(|e| Error::in_file(path, e))?,
+            reader: mpe_reader(path, format, file)?,
         })
     }
 }
