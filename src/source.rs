@@ -108,7 +108,7 @@ impl<C> Converted<C> {
 impl<C> Converted<C> {
     /// The next event ready, pulling records with `pull` until one is;
     /// `None` at the end.
-    #[inline]
+    #[inline(always)]
     fn next_ready_by(
         &mut self,
         mut pull: impl FnMut(&mut C, &mut Timeline) -> Result<bool>,
@@ -143,7 +143,7 @@ impl<C> Converted<C> {
 impl<C: Converter> Converted<C> {
     /// The next event ready, converting records until one is; `None` at
     /// the end.
-    #[inline]
+    #[inline(always)]
     fn next_ready(&mut self, reg: &mut Registry) -> Result<Option<Event>> {
         self.next_ready_by(|c, t| c.pull(reg, t))
     }

@@ -48,6 +48,20 @@ impl Clock {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Lane(u32);
 
+/// A record's lane, position and time, local and on the reference clock
+/// ([`Timeline::stamp`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Stamp {
+    /// Its lane.
+    pub lane: Lane,
+    /// Where it was read.
+    pub pos: u64,
+    /// Its time on the lane's clock.
+    pub local: i64,
+    /// The same on the reference clock.
+    pub mapped: i64,
+}
+
 struct LaneState {
     /// Its local time to the reference clock.
     place: LaneMap,
@@ -339,6 +353,44 @@ impl Timeline {
     /// it goes further back than the window, naming both positions.
     #[inline]
     pub fn push_on(&mut self, lane: Lane, pos: u64, local: i64, op: Op) -> Result<()> {
+        self.push_inner(lane, pos, (local, None), op)
+    }
+
+    /// Where and when a record of `lane` was read, its time mapped once
+    /// for all the events it gives ([`Timeline::push_stamped`]).
+    #[inline]
+    pub fn stamp(&self, lane: Lane, pos: u64, local: i64) -> Stamp {
+        Stamp {
+            lane,
+            pos,
+            local,
+            mapped: self.map(lane, local),
+        }
+    }
+
+    /// [`Timeline::push_on`] at a stamp's place and time.
+    #[inline]
+    pub fn push_stamped(&mut self, s: Stamp, op: Op) -> Result<()> {
+        self.push_inner(s.lane, s.pos, (s.local, Some(s.mapped)), op)
+    }
+
+    /// [`Timeline::reached`] at a stamp's time.
+    #[inline]
+    pub fn reached_stamp(&mut self, s: Stamp) {
+        if self.checked {
+            self.bound = self.bound.max(s.mapped);
+        }
+    }
+
+    /// `mapped`: `local` on the reference clock, when known.
+    #[inline]
+    fn push_inner(
+        &mut self,
+        lane: Lane,
+        pos: u64,
+        (local, mapped): (i64, Option<i64>),
+        op: Op,
+    ) -> Result<()> {
         let merged = self.merged();
         let Some(l) = self.lanes.get_mut(lane.0 as usize) else {
             return Err(Error::input(format!(
@@ -378,7 +430,7 @@ impl Timeline {
             *max = local;
             *max_pos = pos;
         }
-        let key = (l.map(local), self.seq);
+        let key = (mapped.unwrap_or_else(|| l.map(local)), self.seq);
         self.seq += 1;
         let Some(q) = self.queues.get_mut(l.queue as usize) else {
             return Ok(());

@@ -9,6 +9,10 @@ pub(super) struct Defs {
     /// Per type id, its place in `defs`; `u16::MAX`: none.
     slot: Vec<u16>,
     defs: Vec<EventDef>,
+    /// Per event, a small id for the value of each of its link ends
+    /// (start, end, here; equal texts, equal ids): what the registry said
+    /// of a link is then found without hashing or comparing its text.
+    values: Vec<[u32; 3]>,
 }
 
 impl Defs {
@@ -22,22 +26,32 @@ impl Defs {
                 defs.push(def.clone());
             }
         }
-        Defs { slot, defs }
+        let mut ids: foldhash::HashMap<&str, u32> = foldhash::HashMap::default();
+        let values = defs
+            .iter()
+            .map(|def| {
+                [&def.link_start, &def.link_end, &def.link_here].map(|end| {
+                    end.as_ref().map_or(u32::MAX, |end| {
+                        let n = ids.len() as u32;
+                        *ids.entry(end.value.as_str()).or_insert(n)
+                    })
+                })
+            })
+            .collect();
+        Defs { slot, defs, values }
     }
 
+    /// The value ids of the link ends of the event at place `i` ([`Defs::find`])
+    /// (start, end, here); `u32::MAX` where it has none.
     #[inline]
-    pub(super) fn get(&self, ty: u16) -> Option<&EventDef> {
-        self.find(ty).map(|(_, d)| d)
+    pub(super) fn values(&self, i: usize) -> [u32; 3] {
+        self.values.get(i).copied().unwrap_or([u32::MAX; 3])
     }
 
-    /// The event of `ty` and its place in [`Defs::all`].
+    /// The event of `ty` and its place among the map's events.
     #[inline]
     pub(super) fn find(&self, ty: u16) -> Option<(usize, &EventDef)> {
         let i = usize::from(*self.slot.get(usize::from(ty))?);
         Some((i, self.defs.get(i)?))
-    }
-
-    pub(super) fn all(&self) -> &[EventDef] {
-        &self.defs
     }
 }

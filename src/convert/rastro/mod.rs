@@ -25,6 +25,7 @@ use crate::hierarchy::{Display, Role};
 use crate::model::{ContainerId, LinkKey, Op, TypeId, ValueId};
 use crate::registry::Registry;
 use crate::source::{Clock, Converted, Converter, Lane, MessageStats, SourceStats, Timeline};
+use crate::timeline::Stamp;
 use integrador_rastro::{End, RstReader};
 // foldhash: link keys are looked up per record (SipHash was 9% of a
 // libRastro run); the seed is random per run, like std's.
@@ -92,8 +93,6 @@ struct Row {
 
 /// A link's holder, type and value.
 type Drawn3 = (ContainerId, TypeId, ValueId);
-/// Per value name, what the registry said of one (link, from, to).
-type LinkTypes = Vec<(Box<str>, Drawn3)>;
 
 /// Converts the libRastro files of a run.
 pub struct RastroSource {
@@ -119,9 +118,9 @@ struct Conv {
     partner: HashMap<Key, usize>,
     keys: Keys,
     channels: HashMap<Key, u32>,
-    /// What the registry said of each (link, from, to), per value name:
-    /// asked for every message end.
-    link_types: HashMap<(usize, ContainerId, ContainerId), LinkTypes>,
+    /// What the registry said of each (link, value id ([`Defs::values`]),
+    /// from, to): asked for every message end.
+    link_types: HashMap<(usize, u32, ContainerId, ContainerId), Drawn3>,
     /// The state value of an event type on a row type: its map names
     /// one per event type (`set` or `push`), looked up without hashing
     /// the name per record.
@@ -184,28 +183,29 @@ impl Conv {
         }
     }
 
+    /// The link type of `end` (whose value has the id `value`) from
+    /// `from` to `to`.
     fn link_type(
         &mut self,
         reg: &mut Registry,
-        link: usize,
-        from: ContainerId,
-        to: ContainerId,
-        value: &str,
+        end: &LinkEnd,
+        value: u32,
+        (from, to): (ContainerId, ContainerId),
     ) -> Drawn3 {
         // Per link end: the display is only read when the link is new.
         const PLAIN: Display = Display {
             name: None,
             color: None,
         };
-        let known = self.link_types.entry((link, from, to)).or_default();
-        if let Some((_, t)) = known.iter().find(|(v, _)| &**v == value) {
-            return *t;
-        }
-        let name = self.map.links.get(link).map_or("", |l| l.name.as_str());
-        let display = self.map.values.get(value).unwrap_or(&PLAIN);
-        let t = reg.link(from, to, name, value, display);
-        known.push((value.into(), t));
-        t
+        let map = &self.map;
+        *self
+            .link_types
+            .entry((end.link, value, from, to))
+            .or_insert_with(|| {
+                let name = map.links.get(end.link).map_or("", |l| l.name.as_str());
+                let display = map.values.get(&end.value).unwrap_or(&PLAIN);
+                reg.link(from, to, name, &end.value, display)
+            })
     }
 
     fn link_key(&mut self, reg: &mut Registry, k: Key) -> LinkKey {
@@ -217,98 +217,89 @@ impl Conv {
         LinkKey { channel, seq }
     }
 
+    /// The link ends of a record: `values` are its event's value ids
+    /// ([`Defs::values`]).
     #[allow(clippy::too_many_arguments)]
     fn links(
         &mut self,
         reg: &mut Registry,
         out: &mut Timeline,
         i: usize,
-        def: &EventDef,
+        (def, values): (&EventDef, [u32; 3]),
         rec: &Slim,
-        time: i64,
+        at: Stamp,
+    ) -> Result<()> {
+        // Two records in three have no link end: tested before anything.
+        let [start_value, end_value, here_value] = values;
+        if let Some(end) = &def.link_start {
+            self.link_ends(reg, out, i, (end, true, start_value), rec, at)?;
+        }
+        if let Some(end) = &def.link_end {
+            self.link_ends(reg, out, i, (end, false, end_value), rec, at)?;
+        }
+        if let Some(end) = &def.link_here {
+            self.link_here(reg, out, i, (end, here_value), rec, at)?;
+        }
+        Ok(())
+    }
+
+    /// The start (`start`) or end of a link: one per key the record
+    /// stands for.
+    #[allow(clippy::too_many_arguments)]
+    fn link_ends(
+        &mut self,
+        reg: &mut Registry,
+        out: &mut Timeline,
+        i: usize,
+        (end, start, value_id): (&LinkEnd, bool, u32),
+        rec: &Slim,
+        at: Stamp,
     ) -> Result<()> {
         let Some(f) = self.files.get(i) else {
             return Ok(());
         };
         let (id1, id2) = (f.id1, f.id2);
-        let pos = rec.offset;
-        for (end, start) in [(&def.link_start, true), (&def.link_end, false)] {
-            let Some(end) = end else { continue };
-            let level = self.level(end.link);
-            let mut found = std::mem::take(&mut self.found);
-            found.clear();
-            self.keys
-                .each(end, start, rec, id1, id2, |k, p| found.push((k, p)));
-            for &(k, peer) in &found {
-                let Some(k) = k else {
-                    self.missing_fields += 1;
-                    continue;
-                };
-                if self.bad.contains(&k) {
-                    if start {
-                        self.messages.unmatched_sends += 1;
-                    } else {
-                        self.messages.unmatched_recvs += 1;
-                    }
-                    continue;
-                }
-                let me = self.endpoint(level, id1, None, i);
-                let other = match end.partner {
-                    Some(e) => e
-                        .eval(rec, id1, id2, peer)
-                        .and_then(|p| self.partner_endpoint(level, p, id1, i)),
-                    None => self
-                        .partner
-                        .get(&k)
-                        .and_then(|&f| self.rows.get(f))
-                        .map(|r| r.container),
-                };
-                let (Some(me), Some(other)) = (me, other) else {
-                    self.missing_fields += 1;
-                    continue;
-                };
-                let (from, to) = if start { (me, other) } else { (other, me) };
-                let (container, ty, value) = self.link_type(reg, end.link, from, to, &end.value);
-                let key = self.link_key(reg, k);
-                self.causality(k, start, out.map(self.files[i].lane, time), i);
-                let size = end
-                    .size
-                    .and_then(|e| e.eval(rec, id1, id2, peer))
-                    .map_or(0, |s| s as i64);
-                let link = Drawn {
-                    container,
-                    ty,
-                    value,
-                    from,
-                    to,
-                    key,
-                    size,
-                };
-                out.push_on(self.files[i].lane, pos, time, link.op(start))?;
-            }
-            self.found = found;
-        }
-        if let Some(end) = &def.link_here {
-            let level = self.level(end.link);
-            // Both ends are known here, so the link ends at this very
-            // thread, whatever the link's level says of the other end.
-            let me = self.rows.get(i).map(|r| r.container);
-            let other = end
-                .partner
-                .and_then(|e| e.eval(rec, id1, id2, 0))
-                .and_then(|p| self.partner_endpoint(level, p, id1, i));
-            let (Some(to), Some(from)) = (me, other) else {
+        let level = self.level(end.link);
+        let mut found = std::mem::take(&mut self.found);
+        found.clear();
+        self.keys
+            .each(end, start, rec, id1, id2, |k, p| found.push((k, p)));
+        for &(k, peer) in &found {
+            let Some(k) = k else {
                 self.missing_fields += 1;
-                return Ok(());
+                continue;
             };
-            let (container, ty, value) = self.link_type(reg, end.link, from, to, &end.value);
-            let k = Key {
-                link: end.link as u16,
-                len: 1,
-                v: [self.here_seq, 0, 0, 0],
+            if self.bad.contains(&k) {
+                if start {
+                    self.messages.unmatched_sends += 1;
+                } else {
+                    self.messages.unmatched_recvs += 1;
+                }
+                continue;
+            }
+            let me = self.endpoint(level, id1, None, i);
+            let other = match end.partner {
+                Some(e) => e
+                    .eval(rec, id1, id2, peer)
+                    .and_then(|p| self.partner_endpoint(level, p, id1, i)),
+                None => self
+                    .partner
+                    .get(&k)
+                    .and_then(|&f| self.rows.get(f))
+                    .map(|r| r.container),
             };
-            self.here_seq += 1;
+            let (Some(me), Some(other)) = (me, other) else {
+                self.missing_fields += 1;
+                continue;
+            };
+            let (from, to) = if start { (me, other) } else { (other, me) };
+            let (container, ty, value) = self.link_type(reg, end, value_id, (from, to));
             let key = self.link_key(reg, k);
+            self.causality(k, start, at.mapped, i);
+            let size = end
+                .size
+                .and_then(|e| e.eval(rec, id1, id2, peer))
+                .map_or(0, |s| s as i64);
             let link = Drawn {
                 container,
                 ty,
@@ -316,12 +307,60 @@ impl Conv {
                 from,
                 to,
                 key,
-                size: 0,
+                size,
             };
-            out.push_on(self.files[i].lane, pos, time, link.op(true))?;
-            out.push_on(self.files[i].lane, pos, time, link.op(false))?;
-            self.messages.matched += 1;
+            out.push_stamped(at, link.op(start))?;
         }
+        self.found = found;
+        Ok(())
+    }
+
+    /// A zero-length link from the partner to this file's thread.
+    fn link_here(
+        &mut self,
+        reg: &mut Registry,
+        out: &mut Timeline,
+        i: usize,
+        (end, value_id): (&LinkEnd, u32),
+        rec: &Slim,
+        at: Stamp,
+    ) -> Result<()> {
+        let Some(f) = self.files.get(i) else {
+            return Ok(());
+        };
+        let (id1, id2) = (f.id1, f.id2);
+        let level = self.level(end.link);
+        // Both ends are known here, so the link ends at this very
+        // thread, whatever the link's level says of the other end.
+        let me = self.rows.get(i).map(|r| r.container);
+        let other = end
+            .partner
+            .and_then(|e| e.eval(rec, id1, id2, 0))
+            .and_then(|p| self.partner_endpoint(level, p, id1, i));
+        let (Some(to), Some(from)) = (me, other) else {
+            self.missing_fields += 1;
+            return Ok(());
+        };
+        let (container, ty, value) = self.link_type(reg, end, value_id, (from, to));
+        let k = Key {
+            link: end.link as u16,
+            len: 1,
+            v: [self.here_seq, 0, 0, 0],
+        };
+        self.here_seq += 1;
+        let key = self.link_key(reg, k);
+        let link = Drawn {
+            container,
+            ty,
+            value,
+            from,
+            to,
+            key,
+            size: 0,
+        };
+        out.push_stamped(at, link.op(true))?;
+        out.push_stamped(at, link.op(false))?;
+        self.messages.matched += 1;
         Ok(())
     }
 
@@ -366,16 +405,13 @@ impl Conv {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn state(
         &mut self,
         reg: &mut Registry,
         out: &mut Timeline,
-        i: usize,
+        (i, at): (usize, Stamp),
         event: u16,
         def: &EventDef,
-        pos: u64,
-        time: i64,
     ) -> Result<()> {
         let Some(&row) = self.rows.get(i) else {
             return Ok(());
@@ -384,10 +420,8 @@ impl Conv {
         let mut depth = row.depth;
         if let Some(v) = &def.set {
             let value = self.state_value(reg, ty, event, v);
-            out.push_on(
-                self.files[i].lane,
-                pos,
-                time,
+            out.push_stamped(
+                at,
                 Op::SetState {
                     container,
                     ty,
@@ -397,10 +431,8 @@ impl Conv {
             depth = 1;
         } else if let Some(v) = &def.push {
             let value = self.state_value(reg, ty, event, v);
-            out.push_on(
-                self.files[i].lane,
-                pos,
-                time,
+            out.push_stamped(
+                at,
                 Op::PushState {
                     container,
                     ty,
@@ -412,22 +444,12 @@ impl Conv {
             if depth == 0 {
                 self.empty_pops += 1;
             } else {
-                out.push_on(
-                    self.files[i].lane,
-                    pos,
-                    time,
-                    Op::PopState { container, ty },
-                )?;
+                out.push_stamped(at, Op::PopState { container, ty })?;
                 depth -= 1;
             }
         } else if def.end {
             for _ in 0..depth {
-                out.push_on(
-                    self.files[i].lane,
-                    pos,
-                    time,
-                    Op::PopState { container, ty },
-                )?;
+                out.push_stamped(at, Op::PopState { container, ty })?;
             }
             depth = 0;
         }
@@ -436,10 +458,8 @@ impl Conv {
         }
         if let Some(v) = &def.event {
             let value = self.state_value(reg, row.event_ty, event, v);
-            out.push_on(
-                self.files[i].lane,
-                pos,
-                time,
+            out.push_stamped(
+                at,
                 Op::NewEvent {
                     container,
                     ty: row.event_ty,
@@ -554,12 +574,15 @@ impl Conv {
             let rec = &item.rec;
             // The run is merged on corrected time: when its files are in
             // order, nothing after this record comes earlier.
-            out.reached(lane, rec.time_ns);
-            match defs.get(rec.ty) {
+            // Its time is mapped once for all it gives.
+            let at = out.stamp(lane, rec.offset, rec.time_ns);
+            out.reached_stamp(at);
+            match defs.find(rec.ty) {
                 None => *self.unknown_ids.entry(rec.ty).or_default() += 1,
-                Some(def) => {
-                    self.state(reg, out, i, rec.ty, def, rec.offset, rec.time_ns)?;
-                    self.links(reg, out, i, def, rec, rec.time_ns)?;
+                Some((d, def)) => {
+                    self.state(reg, out, (i, at), rec.ty, def)?;
+                    let values = defs.values(d);
+                    self.links(reg, out, i, (def, values), rec, at)?;
                 }
             }
         }

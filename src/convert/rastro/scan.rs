@@ -148,19 +148,6 @@ impl Scan {
         // index: hashing the type and the value's text were two of the
         // five hash lookups of each link end).
         let defs = Defs::new(map);
-        let mut value_ids: HashMap<&str, u32> = HashMap::new();
-        let values: Vec<[u32; 2]> = defs
-            .all()
-            .iter()
-            .map(|def| {
-                [&def.link_start, &def.link_end].map(|end| {
-                    end.as_ref().map_or(u32::MAX, |end| {
-                        let n = value_ids.len() as u32;
-                        *value_ids.entry(end.value.as_str()).or_insert(n)
-                    })
-                })
-            })
-            .collect();
         while let Some(item) = records.next()? {
             let i = item.file;
             let Some(f) = files.get(i).filter(|_| item.has_rec) else {
@@ -175,7 +162,8 @@ impl Scan {
                     s.tid.entry(i).or_insert(t as u32);
                 }
                 let ends = [(&def.link_start, true), (&def.link_end, false)];
-                let ids = values.get(d).copied().unwrap_or([u32::MAX; 2]);
+                let [start_value, end_value, _] = defs.values(d);
+                let ids = [start_value, end_value];
                 for ((end, start), value) in ends.into_iter().zip(ids) {
                     let Some(end) = end else { continue };
                     let (open, partner) = (&mut s.open, &mut s.partner);
