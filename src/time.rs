@@ -62,17 +62,21 @@ pub fn few_decimals(v: f64) -> Option<(i64, u32)> {
     }
     // `f64::round` without its libm call: below 2^50 adding a half is
     // exact, and the cast cuts toward zero.
-    let mut m = (x + 0.5f64.copysign(x)) as i64;
+    let m = (x + 0.5f64.copysign(x)) as i64;
     if m == 0 || m as f64 / 1e4 != v {
         return None;
     }
-    let mut k = 4;
-    while m % 10 == 0 && k > 1 {
-        m /= 10;
-        k -= 1;
+    // The trailing zeros of the four decimals, by their value: a loop of
+    // divisions was a tenth of writing a two-decimal sample.
+    let r = m.unsigned_abs() % 10_000;
+    match r {
+        // A whole number: not one of these.
+        0 => None,
+        _ if r % 1_000 == 0 => Some((m / 1_000, 1)),
+        _ if r % 100 == 0 => Some((m / 100, 2)),
+        _ if r % 10 == 0 => Some((m / 10, 3)),
+        _ => Some((m, 4)),
     }
-    // A whole number: not one of these.
-    (m % 10 != 0).then_some((m, k))
 }
 
 /// A few bytes of text built in place and appended to a line with one
@@ -111,7 +115,13 @@ impl<const CAP: usize> Short<CAP> {
     /// Appends `n` in decimal.
     #[inline]
     pub fn push_u64(&mut self, n: u64) {
-        self.push_digits(n, n.checked_ilog10().unwrap_or(0) as usize + 1);
+        // Most numbers written are small (aliases, counts, decimals).
+        let width = match n {
+            0..10 => 1,
+            10..100 => 2,
+            _ => n.ilog10() as usize + 1,
+        };
+        self.push_digits(n, width);
     }
 
     /// Appends the last `width` decimal digits of `n`, zeros first: two
@@ -120,13 +130,18 @@ impl<const CAP: usize> Short<CAP> {
     #[inline]
     fn push_digits(&mut self, mut n: u64, width: usize) {
         let end = (self.len + width).min(CAP);
-        if let Some(slots) = self.bytes.get_mut(self.len..end) {
-            let mut pairs = slots.rchunks_exact_mut(2);
-            for two in &mut pairs {
+        // By index from the end, not by a chunk iterator: its set-up cost
+        // as much as the digits of a short number.
+        let mut i = end;
+        while i >= self.len + 2 {
+            i -= 2;
+            if let Some(two) = self.bytes.get_mut(i..i + 2) {
                 two.copy_from_slice(&pair((n % 100) as usize));
-                n /= 100;
             }
-            if let Some(first) = pairs.into_remainder().first_mut() {
+            n /= 100;
+        }
+        if i > self.len {
+            if let Some(first) = self.bytes.get_mut(self.len) {
                 *first = b'0' + (n % 10) as u8;
             }
         }

@@ -177,23 +177,37 @@ mod text {
     }
 
     pub fn double(out: &mut Vec<u8>, v: f64) {
-        out.push(b' ');
         // Most samples are whole (counts, bytes): written as integers they
         // are the very text ryu gives, without its `.0`, at a third of the
         // cost. ryu keeps -0, fractions and what it writes with exponents.
         // (`fract` is a libm call: the cast tells a whole number too.)
         if v.abs() < 1e15 && (v as i64) as f64 == v && !(v == 0.0 && v.is_sign_negative()) {
+            let n = v as i64;
+            // Below 100 (zeros, most of a PCP archive's rates): one copy
+            // of fixed size.
+            if (0..100).contains(&n) {
+                let [a, b] = crate::time::two_digits(n as u32);
+                if n < 10 {
+                    out.extend_from_slice(&[b' ', b]);
+                } else {
+                    out.extend_from_slice(&[b' ', a, b]);
+                }
+                return;
+            }
             let mut s = Short::<24>::default();
-            s.push_i64(v as i64);
+            s.push(b' ');
+            s.push_i64(n);
             s.append_to(out);
             return;
         }
         if let Some((m, k)) = crate::time::few_decimals(v) {
             let mut s = Short::<24>::default();
+            s.push(b' ');
             s.push_fixed(m, k);
             s.append_to(out);
             return;
         }
+        out.push(b' ');
         let mut r = ryu::Buffer::new();
         let s = r.format(v);
         // ryu writes whole numbers as `12.0`; the `.0` adds nothing.
