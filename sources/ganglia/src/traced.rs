@@ -407,6 +407,10 @@ fn four_fields(t: &[u8]) -> Option<[(usize, usize); 4]> {
 }
 
 fn parse_value(text: &str) -> Option<f64> {
+    // The usual decimal first: it reads digits, a point and a sign only.
+    if let Some(v) = plain_decimal(text.as_bytes()) {
+        return Some(v);
+    }
     // `str::parse::<f64>` also takes `inf`, `NaN` and `infinity`; a monitor
     // value of that kind is a broken recording, not a number to plot.
     if !text
@@ -415,10 +419,7 @@ fn parse_value(text: &str) -> Option<f64> {
     {
         return None;
     }
-    let v: f64 = match plain_decimal(text.as_bytes()) {
-        Some(v) => v,
-        None => text.parse().ok()?,
-    };
+    let v: f64 = text.parse().ok()?;
     v.is_finite().then_some(v)
 }
 
