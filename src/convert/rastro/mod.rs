@@ -58,6 +58,23 @@ struct Drawn {
 }
 
 impl Drawn {
+    fn new(
+        (container, ty, value): Drawn3,
+        (from, to): (ContainerId, ContainerId),
+        key: LinkKey,
+        size: i64,
+    ) -> Drawn {
+        Drawn {
+            container,
+            ty,
+            value,
+            from,
+            to,
+            key,
+            size,
+        }
+    }
+
     fn op(&self, start: bool) -> Op {
         let (container, ty, value, key) = (self.container, self.ty, self.value, self.key);
         if start {
@@ -231,14 +248,21 @@ impl Conv {
     ) -> Result<()> {
         // Two records in three have no link end: tested before anything.
         let [start_value, end_value, here_value] = values;
+        if def.link_start.is_none() && def.link_end.is_none() && def.link_here.is_none() {
+            return Ok(());
+        }
+        let Some(f) = self.files.get(i) else {
+            return Ok(());
+        };
+        let file = (i, f.id1, f.id2);
         if let Some(end) = &def.link_start {
-            self.link_ends(reg, out, i, (end, true, start_value), rec, at)?;
+            self.link_ends(reg, out, file, (end, true, start_value), rec, at)?;
         }
         if let Some(end) = &def.link_end {
-            self.link_ends(reg, out, i, (end, false, end_value), rec, at)?;
+            self.link_ends(reg, out, file, (end, false, end_value), rec, at)?;
         }
         if let Some(end) = &def.link_here {
-            self.link_here(reg, out, i, (end, here_value), rec, at)?;
+            self.link_here(reg, out, file, (end, here_value), rec, at)?;
         }
         Ok(())
     }
@@ -250,15 +274,11 @@ impl Conv {
         &mut self,
         reg: &mut Registry,
         out: &mut Timeline,
-        i: usize,
+        (i, id1, id2): (usize, u64, u64),
         (end, start, value_id): (&LinkEnd, bool, u32),
         rec: &Slim,
         at: Stamp,
     ) -> Result<()> {
-        let Some(f) = self.files.get(i) else {
-            return Ok(());
-        };
-        let (id1, id2) = (f.id1, f.id2);
         let level = self.level(end.link);
         let mut found = std::mem::take(&mut self.found);
         found.clear();
@@ -293,22 +313,14 @@ impl Conv {
                 continue;
             };
             let (from, to) = if start { (me, other) } else { (other, me) };
-            let (container, ty, value) = self.link_type(reg, end, value_id, (from, to));
+            let ty = self.link_type(reg, end, value_id, (from, to));
             let key = self.link_key(reg, k);
             self.causality(k, start, at.mapped, i);
             let size = end
                 .size
                 .and_then(|e| e.eval(rec, id1, id2, peer))
                 .map_or(0, |s| s as i64);
-            let link = Drawn {
-                container,
-                ty,
-                value,
-                from,
-                to,
-                key,
-                size,
-            };
+            let link = Drawn::new(ty, (from, to), key, size);
             out.push_stamped(at, link.op(start))?;
         }
         self.found = found;
@@ -320,15 +332,11 @@ impl Conv {
         &mut self,
         reg: &mut Registry,
         out: &mut Timeline,
-        i: usize,
+        (i, id1, id2): (usize, u64, u64),
         (end, value_id): (&LinkEnd, u32),
         rec: &Slim,
         at: Stamp,
     ) -> Result<()> {
-        let Some(f) = self.files.get(i) else {
-            return Ok(());
-        };
-        let (id1, id2) = (f.id1, f.id2);
         let level = self.level(end.link);
         // Both ends are known here, so the link ends at this very
         // thread, whatever the link's level says of the other end.
@@ -341,7 +349,7 @@ impl Conv {
             self.missing_fields += 1;
             return Ok(());
         };
-        let (container, ty, value) = self.link_type(reg, end, value_id, (from, to));
+        let ty = self.link_type(reg, end, value_id, (from, to));
         let k = Key {
             link: end.link as u16,
             len: 1,
@@ -349,15 +357,7 @@ impl Conv {
         };
         self.here_seq += 1;
         let key = self.link_key(reg, k);
-        let link = Drawn {
-            container,
-            ty,
-            value,
-            from,
-            to,
-            key,
-            size: 0,
-        };
+        let link = Drawn::new(ty, (from, to), key, 0);
         out.push_stamped(at, link.op(true))?;
         out.push_stamped(at, link.op(false))?;
         self.messages.matched += 1;
