@@ -145,6 +145,8 @@ impl<K: Ord + Copy, T> Sorted<K, T> {
     }
 
     /// The smallest key.
+    // Inlined where it is called per event (a timeline's take and run).
+    #[inline(always)]
     pub fn first(&self) -> Option<K> {
         match (self.in_order.front(), self.heap.peek()) {
             (None, None) => None,
@@ -155,6 +157,8 @@ impl<K: Ord + Copy, T> Sorted<K, T> {
     }
 
     /// Takes out the smallest key and its item.
+    // Inlined where it is called per event (a timeline's take and run).
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(K, T)> {
         let deque_first = match (self.in_order.front(), self.heap.peek()) {
             (None, None) => return None,

@@ -121,11 +121,7 @@ impl<C> Converted<C> {
                 t.pop_ready()
             };
             if let Some((time, op)) = ready {
-                t.stats.events += 1;
-                t.stats.span = Some(match t.stats.span {
-                    None => (time, time),
-                    Some((a, b)) => (a.min(time), b.max(time)),
-                });
+                t.count_out(time);
                 return Ok(Some(Event { time, op }));
             }
             if self.done {
@@ -158,7 +154,13 @@ impl<C: Converter> EventSource for Converted<C> {
     // default's call to `next_event` instead, 1 GB of akypuera took
     // 11.6-17.1 s against 12.6-12.9 s (alternating runs).
     fn next_batch(&mut self, reg: &mut Registry, out: &mut Vec<Event>, max: usize) -> Result<()> {
-        for _ in 0..max {
+        let end = out.len().saturating_add(max);
+        while out.len() < end {
+            // The ready run first, then one step that may convert more.
+            self.timeline.drain_ready(out, end - out.len());
+            if out.len() >= end {
+                break;
+            }
             match self.next_ready(reg)? {
                 Some(e) => out.push(e),
                 None => break,

@@ -139,6 +139,42 @@ fn two_points_correct_the_drift_between_them() {
 }
 
 proptest::proptest! {
+    /// A run of ready events taken at once is what `pop_ready` gives one
+    /// by one, after every push, whatever the run's length.
+    #[test]
+    fn a_ready_run_is_what_pop_ready_gives(
+        times in proptest::collection::vec(0i64..50, 0..60),
+        window in 0i64..20,
+        runs in proptest::collection::vec(0usize..4, 1..8),
+    ) {
+        let mut one_by_one = Timeline::new(window, SourceStats::default(), None);
+        let mut by_runs = Timeline::new(window, SourceStats::default(), None);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for (i, &time) in times.iter().enumerate() {
+            let pushed = one_by_one.push_on(Lane(0), i as u64 + 1, time, op(i));
+            proptest::prop_assert_eq!(
+                pushed.is_ok(),
+                by_runs.push_on(Lane(0), i as u64 + 1, time, op(i)).is_ok()
+            );
+            if pushed.is_err() {
+                return Ok(());
+            }
+            while let Some((t, op)) = one_by_one.pop_ready() {
+                a.push((t, index(&op)));
+            }
+            let mut run = Vec::new();
+            loop {
+                by_runs.drain_ready(&mut run, runs[i % runs.len()]);
+                match by_runs.pop_ready() {
+                    Some((time, op)) => run.push(Event { time, op }),
+                    None => break,
+                }
+            }
+            b.extend(run.iter().map(|e| (e.time, index(&e.op))));
+            proptest::prop_assert_eq!(&a, &b);
+        }
+    }
+
     #[test]
     fn output_is_the_stable_sort(times in proptest::collection::vec(0i64..50, 0..60)) {
         let out = one(100, &times).unwrap();
