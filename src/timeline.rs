@@ -329,8 +329,7 @@ impl Timeline {
     #[inline]
     pub fn reached(&mut self, lane: Lane, local: i64) {
         if self.checked {
-            let t = self.map(lane, local);
-            self.bound = self.bound.max(t);
+            self.reached_stamp(self.stamp(lane, 0, local));
         }
     }
 
