@@ -25,7 +25,7 @@ impl RastroSource {
         let (files, opened) = open_files(paths, &mut timeline, clock_of)?;
         let maps: Vec<_> = files.iter().map(|f| timeline.lane_map(f.lane)).collect();
         let seen = file_ids(&files)?;
-        let (scan, bad, in_order) = pass1(&files, &maps, opened, &map)?;
+        let (scan, in_order) = pass1(&files, &maps, opened, &map)?;
         if in_order {
             timeline.in_order();
         }
@@ -131,11 +131,8 @@ impl RastroSource {
             rows,
             rank_container,
             file_of,
-            bad,
+            chans: scan.chans,
             partner: scan.partner,
-            keys: Keys {
-                fifo: HashMap::new(),
-            },
             channels: HashMap::new(),
             link_types: HashMap::new(),
             state_values: HashMap::new(),
@@ -167,19 +164,19 @@ fn pass1(
     maps: &[LaneMap],
     opened: Vec<RstReader<crate::input::Reader>>,
     map: &EventMap,
-) -> Result<(Scan, HashSet<Key>, bool)> {
+) -> Result<(Scan, bool)> {
     let keep = Some(pass1_types(map));
     let records = Records::open(files, maps.to_vec(), Some(opened), keep.clone(), true)?;
     match Scan::run(files, records, map) {
-        Ok((scan, bad, true)) => Ok((scan, bad, true)),
+        Ok((scan, true)) => Ok((scan, true)),
         // A file whose times step back (the heads-only merge may then
         // order its records otherwise), or an error: the pass again,
         // every record through the merge, which meets the first error
         // where it always did.
         _ => {
             let records = Records::open(files, maps.to_vec(), None, keep, false)?;
-            let (scan, bad, _) = Scan::run(files, records, map)?;
-            Ok((scan, bad, false))
+            let (scan, _) = Scan::run(files, records, map)?;
+            Ok((scan, false))
         }
     }
 }

@@ -1,13 +1,14 @@
 //! Pass 1 over a libRastro run: pids, thread ids and the link keys that
 //! pass 2 will be able to place, so every drawn link has both ends.
 
+use super::chans::Chans;
 use super::walk::{FileInfo, Records};
 use super::*;
 use std::collections::hash_map::Entry;
 
 /// A link instance: the link, its key values, and the FIFO counter last
 /// when the map asks for one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(super) struct Key {
     pub(super) link: u16,
     pub(super) len: u8,
@@ -15,6 +16,7 @@ pub(super) struct Key {
 }
 
 impl std::hash::Hash for Key {
+    #[inline]
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         // Word by word: derived, the values went to the hasher as one
         // byte string, its slow path (4% of an akypuera run, four lookups
@@ -43,63 +45,43 @@ impl Key {
     }
 }
 
-/// The keys one link end stands for (one per peer with `each`).
-pub(super) struct Keys {
-    pub(super) fifo: HashMap<(Key, bool), u64>,
-}
-
-impl Keys {
-    /// Calls `f(key, peer)` for every instance of `end` at `rec`; `None`
-    /// for the instances whose fields are missing.
-    pub(super) fn each(
-        &mut self,
-        end: &LinkEnd,
-        start: bool,
-        rec: &Slim,
-        id1: u64,
-        id2: u64,
-        mut f: impl FnMut(Option<Key>, u64),
-    ) {
-        // Peers 0..n but the file's own rank with `each`; one pass without.
-        let (n, skip) = match end.each {
-            None => (1, None),
-            Some(e) => match e.eval(rec, id1, id2, 0) {
-                // A communicator larger than this bound is corruption.
-                Some(n) if n <= 1 << 20 => (n, Some(id1)),
-                _ => {
-                    f(None, 0);
-                    return;
-                }
-            },
+/// Calls `f(key, peer)` for every instance of `end` at `rec` (one per
+/// peer with `each`), its key without a FIFO counter; `None` for the
+/// instances whose fields are missing.
+pub(super) fn instances(
+    end: &LinkEnd,
+    rec: &Slim,
+    id1: u64,
+    id2: u64,
+    mut f: impl FnMut(Option<Key>, u64),
+) {
+    // Peers 0..n but the file's own rank with `each`; one pass without.
+    let (n, skip) = match end.each {
+        None => (1, None),
+        Some(e) => match e.eval(rec, id1, id2, 0) {
+            // A communicator larger than this bound is corruption.
+            Some(n) if n <= 1 << 20 => (n, Some(id1)),
+            _ => {
+                f(None, 0);
+                return;
+            }
+        },
+    };
+    for peer in (0..n).filter(|&p| Some(p) != skip) {
+        let mut k = Key {
+            link: end.link as u16,
+            len: 0,
+            v: [0; 4],
         };
-        for peer in (0..n).filter(|&p| Some(p) != skip) {
-            let mut k = Key {
-                link: end.link as u16,
-                len: 0,
-                v: [0; 4],
-            };
-            let mut ok = true;
-            for (slot, e) in k.v.iter_mut().zip(&end.key) {
-                match e.eval(rec, id1, id2, peer) {
-                    Some(x) => *slot = x,
-                    None => ok = false,
-                }
+        let mut ok = true;
+        for (slot, e) in k.v.iter_mut().zip(&end.key) {
+            match e.eval(rec, id1, id2, peer) {
+                Some(x) => *slot = x,
+                None => ok = false,
             }
-            k.len = end.key.len() as u8;
-            if !ok {
-                f(None, peer);
-                continue;
-            }
-            if end.fifo {
-                let c = self.fifo.entry((k, start)).or_default();
-                if let Some(slot) = k.v.get_mut(usize::from(k.len)) {
-                    *slot = *c;
-                }
-                *c += 1;
-                k.len += 1;
-            }
-            f(Some(k), peer);
         }
+        k.len = end.key.len() as u8;
+        f(ok.then_some(k), peer);
     }
 }
 
@@ -110,11 +92,15 @@ pub(super) struct Scan {
     pub(super) pid: BTreeMap<u64, u32>,
     /// OS tid per file.
     pub(super) tid: HashMap<usize, u32>,
-    /// Links in flight: balance (+ starts − ends) and the first end's file.
-    /// Also the value id of the first end (see `value_ids` in `run`).
-    pub(super) open: HashMap<Key, (i64, usize, u32)>,
+    /// The link channels, pass 2's from the start: the keys that never
+    /// found their other end, or cannot be placed, are marked there.
+    pub(super) chans: Chans,
+    /// Links in flight by (channel, sequence) ([`Chans`]): balance
+    /// (+ starts − ends) and the first end's file. Also the value id of
+    /// the first end (see `value_ids` in `run`).
+    pub(super) open: HashMap<(u32, u64), (i64, usize, u32)>,
     /// The end's file of links whose start does not name it.
-    pub(super) partner: HashMap<Key, usize>,
+    pub(super) partner: HashMap<(u32, u64), usize>,
 }
 
 impl Scan {
@@ -122,7 +108,7 @@ impl Scan {
         files: &[FileInfo],
         mut records: Records,
         map: &EventMap,
-    ) -> Result<(Scan, HashSet<Key>, bool)> {
+    ) -> Result<(Scan, bool)> {
         let mut s = Scan::default();
         // Links some of whose starts do not name their end.
         let mut needs_partner = vec![false; map.links.len()];
@@ -133,16 +119,13 @@ impl Scan {
                 }
             }
         }
-        let mut keys = Keys {
-            fifo: HashMap::new(),
-        };
         // Which ends pass 2 can place: a link is drawn only if both can,
         // and only if both halves carry the same value (pj_dump rejects a
         // link whose halves differ). A damaged record may name a rank or
         // thread that no file is, or be read as another event of the map.
         let ranks: HashSet<u64> = files.iter().map(|f| f.id1).collect();
         let threads: HashSet<(u64, u64)> = files.iter().map(|f| (f.id1, f.id2)).collect();
-        let mut unplaceable: HashSet<Key> = HashSet::new();
+        let mut unplaceable: HashSet<(u32, u64)> = HashSet::new();
         // The map's events by type id, and the values of each one's link
         // ends by a small id, kept in the `open` entry of a key (found by
         // index: hashing the type and the value's text were two of the
@@ -166,11 +149,12 @@ impl Scan {
                 let ids = [start_value, end_value];
                 for ((end, start), value) in ends.into_iter().zip(ids) {
                     let Some(end) = end else { continue };
-                    let (open, partner) = (&mut s.open, &mut s.partner);
+                    let (open, partner, chans) = (&mut s.open, &mut s.partner, &mut s.chans);
                     let level = map.links.get(end.link).map_or(Level::Rank, |l| l.level);
                     let unplaceable = &mut unplaceable;
-                    keys.each(end, start, rec, id1, id2, |k, peer| {
+                    instances(end, rec, id1, id2, |k, peer| {
                         let Some(k) = k else { return };
+                        let k = chans.resolve(k, end.fifo, start);
                         if let Some(e) = end.partner {
                             let placed = e.eval(rec, id1, id2, peer).is_some_and(|p| match level {
                                 Level::Rank => ranks.contains(&p),
@@ -199,7 +183,7 @@ impl Scan {
                             // or the one that came first.
                             let end_file = if start { e.1 } else { i };
                             o.remove();
-                            if needs_partner.get(usize::from(k.link)) == Some(&true) {
+                            if needs_partner.get(end.link) == Some(&true) {
                                 partner.insert(k, end_file);
                             }
                         }
@@ -208,9 +192,10 @@ impl Scan {
             }
         }
         // What is still open never found its other end.
-        let mut bad: HashSet<Key> = s.open.keys().copied().collect();
-        bad.extend(unplaceable);
-        s.open.clear();
-        Ok((s, bad, records.in_order()))
+        for (chan, seq) in s.open.drain().map(|(k, _)| k).chain(unplaceable) {
+            s.chans.mark_bad(chan, seq);
+        }
+        s.chans.restart();
+        Ok((s, records.in_order()))
     }
 }
