@@ -14,13 +14,18 @@
 //!
 //! Values are stored grouped by type, not in call order (fact sheet §2):
 //! a [`Record`] keeps one array per type, in storage order, which is the
-//! call order within that type.
+//! call order within that type. A reader of integers only reads into an
+//! [`IntRecord`] instead ([`RstReader::next_ints`]): the commonest records
+//! go from the read buffer to its block of fixed size, no array filled.
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use std::io::{BufRead, BufReader, Read};
 
 pub mod encode;
+mod ints;
+
+pub use ints::IntRecord;
 
 /// Event type of the INIT record, always first.
 pub const INIT: u16 = 0x3fff;
@@ -662,6 +667,46 @@ fn simple(
     rec: &mut Record,
 ) -> Option<usize> {
     let e = init.endian;
+    // Values go in as they are met; on `None` the general path clears
+    // `rec` and reads the record again.
+    rec.clear();
+    let head = simple_with(avail, init, clock, strings, |t, v| {
+        match t {
+            FieldType::Double => rec.doubles.push(f64::from_bits(e.u64(word(v)))),
+            FieldType::Float => rec.floats.push(f32::from_bits(e.u32(word(v)))),
+            FieldType::U64 => rec.u64s.push(e.u64(word(v))),
+            FieldType::U16 => rec.u16s.push(e.u16(word(v))),
+            FieldType::U8 => rec.u8s.push(v.first().copied().unwrap_or(0)),
+            FieldType::U32 => rec.u32s.push(e.u32(word(v))),
+            FieldType::String => {}
+        }
+        rec.fields.push(t);
+    })?;
+    rec.ty = head.ty;
+    rec.time_ns = head.time_ns;
+    Some(head.end)
+}
+
+/// A simple record's type, time and length ([`simple_with`]).
+struct Head {
+    ty: u16,
+    time_ns: i64,
+    end: usize,
+}
+
+/// [`simple`]'s reading of a record, whole in `avail`: its header, time
+/// and length; `value(type, bytes)` for each value in turn (the bytes
+/// from where it starts; none for a string). `None` for a record
+/// the general path reads, after any number of values.
+#[inline(always)]
+fn simple_with(
+    avail: &[u8],
+    init: &Init,
+    clock: &Clock,
+    strings: bool,
+    mut value: impl FnMut(FieldType, &[u8]),
+) -> Option<Head> {
+    let e = init.endian;
     let header = e.u32(*avail.first_chunk::<4>()?);
     if header & (TIME_SET | LAST_FIRST) != LAST_FIRST {
         return None;
@@ -671,27 +716,23 @@ fn simple(
         Layout::Old => 8,
     };
     // The types, most significant nibble first, up to the first 0; after
-    // it only zeros (else the general path names the bad code), and where
-    // each value starts. Looked at first: a record with a string to keep
-    // leaves at once. A string read past ends at its NUL, as the general
-    // path looks for it (within MAX_STRING bytes), and is padded to 4
-    // like the whole record (records start 4-aligned: INIT's length is).
-    let mut types = [FieldType::U8; 4];
-    let mut at = [0usize; 4];
-    let mut n = 0;
+    // it only zeros (else the general path names the bad code). A record
+    // with a string to keep leaves at its string. A string read past ends
+    // at its NUL, as the general path looks for it (within MAX_STRING
+    // bytes), and is padded to 4 like the whole record (records start
+    // 4-aligned: INIT's length is).
     let mut pos = head;
     let mut left = header & 0xffff;
     while left != 0 {
         let t = FieldType::from_nibble((left >> 12) & 0xf)?;
-        if let (Some(slot), Some(a)) = (types.get_mut(n), at.get_mut(n)) {
-            *slot = t;
-            *a = pos;
-        }
-        n += 1;
         pos = match t.size() {
-            Some(size) => pos + size,
+            Some(size) => {
+                value(t, avail.get(pos..).unwrap_or_default());
+                pos + size
+            }
             None if strings => return None,
             None => {
+                value(t, &[]);
                 let rest = avail.get(pos..)?;
                 let window = rest.get(..=MAX_STRING).unwrap_or(rest);
                 align4(pos + memchr::memchr(0, window)? + 1)
@@ -708,25 +749,11 @@ fn simple(
     if avail.len() < end {
         return None;
     }
-    // From here on the record is whole in the buffer and is taken.
-    rec.clear();
-    rec.ty = (header >> 18) as u16;
-    rec.time_ns = time_ns;
-    for (&t, &a) in types.iter().zip(&at).take(n) {
-        // The lengths were summed above: every value is there.
-        let v = avail.get(a..).unwrap_or_default();
-        match t {
-            FieldType::Double => rec.doubles.push(f64::from_bits(e.u64(word(v)))),
-            FieldType::Float => rec.floats.push(f32::from_bits(e.u32(word(v)))),
-            FieldType::U64 => rec.u64s.push(e.u64(word(v))),
-            FieldType::U16 => rec.u16s.push(e.u16(word(v))),
-            FieldType::U8 => rec.u8s.push(v.first().copied().unwrap_or(0)),
-            FieldType::U32 => rec.u32s.push(e.u32(word(v))),
-            FieldType::String => {}
-        }
-        rec.fields.push(t);
-    }
-    Some(end)
+    Some(Head {
+        ty: (header >> 18) as u16,
+        time_ns,
+        end,
+    })
 }
 
 /// Decodes one record from `src` into `rec`; its strings only when

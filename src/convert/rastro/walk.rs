@@ -10,7 +10,7 @@ use super::*;
 use crate::eventmap::Ints;
 use crate::prefetch::{Next, Prefetch};
 use crate::timeline::LaneMap;
-use integrador_rastro::{FieldType, Record};
+use integrador_rastro::{FieldType, IntRecord, Record};
 use std::io::Read;
 
 /// What the converter keeps of each file.
@@ -33,83 +33,17 @@ pub(super) enum After {
     Ended(End, i64),
 }
 
-/// Integer values a [`Slim`] holds in place.
-const INLINE: usize = 12;
-
 /// The part of a record the conversion reads (a map reads integers
 /// only), in one block: a record handed to the converter on the other
 /// core touched a few buffers of its own each, cold there (decoding on
-/// the spare core cost four times as much as in place).
-#[derive(Debug, Clone, Default)]
-pub(super) struct Slim {
-    pub(super) offset: u64,
-    pub(super) ty: u16,
-    pub(super) time_ns: i64,
-    /// The `u32` values, then the `u64`, `u16` and `u8` ones; `ends[t]`
-    /// is where the values of the `t`-th of those types end.
-    vals: [u64; INLINE],
-    ends: [u8; 4],
-    /// A record with more integers than fit, whole (its box is kept for
-    /// the next one).
-    big: Option<Box<Record>>,
-    is_big: bool,
-}
-
-impl Slim {
-    fn fill(&mut self, rec: &Record) {
-        self.offset = rec.offset;
-        self.ty = rec.ty;
-        self.time_ns = rec.time_ns;
-        let n = rec.u32s.len() + rec.u64s.len() + rec.u16s.len() + rec.u8s.len();
-        self.is_big = n > INLINE;
-        if self.is_big {
-            match &mut self.big {
-                Some(b) => (**b).clone_from(rec),
-                None => self.big = Some(Box::new(rec.clone())),
-            }
-            return;
-        }
-        // Loops per type, no chained iterator: most records have none or
-        // one value, and the chain's set-up was most of this copy.
-        let vals = &mut self.vals;
-        let mut k = 0usize;
-        let mut put = |v: u64| {
-            if let Some(slot) = vals.get_mut(k) {
-                *slot = v;
-            }
-            k += 1;
-        };
-        rec.u32s.iter().for_each(|&v| put(u64::from(v)));
-        let e0 = rec.u32s.len();
-        rec.u64s.iter().for_each(|&v| put(v));
-        let e1 = e0 + rec.u64s.len();
-        rec.u16s.iter().for_each(|&v| put(u64::from(v)));
-        let e2 = e1 + rec.u16s.len();
-        rec.u8s.iter().for_each(|&v| put(u64::from(v)));
-        // At most INLINE values: each end fits a byte.
-        self.ends = [e0 as u8, e1 as u8, e2 as u8, n as u8];
-    }
-}
+/// the spare core cost four times as much as in place). The decoder
+/// fills it from its buffer ([`RstReader::next_ints`]).
+pub(super) type Slim = IntRecord;
 
 impl Ints for Slim {
+    #[inline]
     fn int(&self, t: FieldType, k: usize) -> Option<u64> {
-        if self.is_big {
-            return self.big.as_ref()?.int(t, k);
-        }
-        let e = self.ends;
-        let (lo, hi) = match t {
-            FieldType::U32 => (0, e[0]),
-            FieldType::U64 => (e[0], e[1]),
-            FieldType::U16 => (e[1], e[2]),
-            FieldType::U8 => (e[2], e[3]),
-            _ => return None,
-        };
-        let i = usize::from(lo) + k;
-        if i < usize::from(hi) {
-            self.vals.get(i).copied()
-        } else {
-            None
-        }
+        IntRecord::int(self, t, k)
     }
 }
 
@@ -158,7 +92,9 @@ struct Reading<R: Read> {
     path: PathBuf,
     reader: RstReader<R>,
     /// Its next record, queued in the heap.
-    rec: Record,
+    rec: Slim,
+    /// What the decoder reads a record into when it is not simple.
+    spare: Record,
     last_raw: i64,
     /// The latest corrected time read (the heads-only walk checks that
     /// it never steps back).
@@ -197,7 +133,8 @@ impl<R: Read> Walk<R> {
             .map(|((path, reader), &map)| Reading {
                 path,
                 reader,
-                rec: Record::default(),
+                rec: Slim::default(),
+                spare: Record::default(),
                 last_raw: i64::MIN,
                 last_mapped: i64::MIN,
                 map,
@@ -227,7 +164,7 @@ impl<R: Read> Walk<R> {
         loop {
             if !f
                 .reader
-                .next_into(&mut f.rec)
+                .next_ints(&mut f.rec, &mut f.spare)
                 .map_err(|e| Error::in_file(&f.path, e))?
             {
                 return Ok(After::Ended(f.reader.end().clone(), f.last_raw));
@@ -276,7 +213,7 @@ impl<R: Read> Walk<R> {
             }
             self.advance(i)?;
         };
-        item.rec.fill(&f.rec);
+        item.rec.clone_from(&f.rec);
         item.file = i;
         item.has_rec = true;
         item.after = self.advance(i)?;

@@ -1,0 +1,200 @@
+//! A record's integer values, read straight from the reader's buffer
+//! into a block of fixed size: for readers that look at integers only
+//! (event maps), without the [`Record`]'s arrays to fill and copy out.
+
+use super::*;
+
+/// Integer values an [`IntRecord`] holds in place.
+const INLINE: usize = 12;
+
+/// The integer values of one event record (its doubles, floats and
+/// strings are read past). Up to 12 values are held in place; a record
+/// with more is kept whole.
+#[derive(Debug, Default)]
+pub struct IntRecord {
+    /// Offset of the record's header in the file.
+    pub offset: u64,
+    /// Event type (14 bits).
+    pub ty: u16,
+    /// Time in ns since the epoch, as [`Record::time_ns`].
+    pub time_ns: i64,
+    /// The `i` values, then the `l`, `w` and `c` ones; `ends[t]` is
+    /// where the values of the `t`-th of those types end.
+    vals: [u64; INLINE],
+    ends: [u8; 4],
+    /// A record with more integers than fit, whole (its box is kept for
+    /// the next one).
+    big: Option<Box<Record>>,
+    is_big: bool,
+}
+
+impl Clone for IntRecord {
+    fn clone(&self) -> IntRecord {
+        let mut r = IntRecord::default();
+        r.clone_from(self);
+        r
+    }
+
+    /// A copy of fixed size, but for a whole record, whose box is kept.
+    #[inline]
+    fn clone_from(&mut self, src: &IntRecord) {
+        self.offset = src.offset;
+        self.ty = src.ty;
+        self.time_ns = src.time_ns;
+        self.vals = src.vals;
+        self.ends = src.ends;
+        self.is_big = src.is_big;
+        if let (true, Some(b)) = (src.is_big, &src.big) {
+            match &mut self.big {
+                Some(mine) => mine.clone_from(b),
+                None => self.big = Some(b.clone()),
+            }
+        }
+    }
+}
+
+impl IntRecord {
+    /// The `k`-th value of integer type `t` (`None` for other types).
+    #[inline]
+    pub fn int(&self, t: FieldType, k: usize) -> Option<u64> {
+        if self.is_big {
+            let b = self.big.as_ref()?;
+            return match t {
+                FieldType::U32 => b.u32s.get(k).map(|&v| u64::from(v)),
+                FieldType::U64 => b.u64s.get(k).copied(),
+                FieldType::U16 => b.u16s.get(k).map(|&v| u64::from(v)),
+                FieldType::U8 => b.u8s.get(k).map(|&v| u64::from(v)),
+                _ => None,
+            };
+        }
+        let e = self.ends;
+        let (lo, hi) = match t {
+            FieldType::U32 => (0, e[0]),
+            FieldType::U64 => (e[0], e[1]),
+            FieldType::U16 => (e[1], e[2]),
+            FieldType::U8 => (e[2], e[3]),
+            _ => return None,
+        };
+        let i = usize::from(lo) + k;
+        if i < usize::from(hi) {
+            self.vals.get(i).copied()
+        } else {
+            None
+        }
+    }
+
+    /// Takes `rec`'s integers.
+    pub fn fill(&mut self, rec: &Record) {
+        self.offset = rec.offset;
+        self.ty = rec.ty;
+        self.time_ns = rec.time_ns;
+        let n = rec.u32s.len() + rec.u64s.len() + rec.u16s.len() + rec.u8s.len();
+        self.is_big = n > INLINE;
+        if self.is_big {
+            match &mut self.big {
+                Some(b) => (**b).clone_from(rec),
+                None => self.big = Some(Box::new(rec.clone())),
+            }
+            return;
+        }
+        // Loops per type, no chained iterator: most records have none or
+        // one value, and the chain's set-up was most of this copy.
+        let vals = &mut self.vals;
+        let mut k = 0usize;
+        let mut put = |v: u64| {
+            if let Some(slot) = vals.get_mut(k) {
+                *slot = v;
+            }
+            k += 1;
+        };
+        rec.u32s.iter().for_each(|&v| put(u64::from(v)));
+        let e0 = rec.u32s.len();
+        rec.u64s.iter().for_each(|&v| put(v));
+        let e1 = e0 + rec.u64s.len();
+        rec.u16s.iter().for_each(|&v| put(u64::from(v)));
+        let e2 = e1 + rec.u16s.len();
+        rec.u8s.iter().for_each(|&v| put(u64::from(v)));
+        // At most INLINE values: each end fits a byte.
+        self.ends = [e0 as u8, e1 as u8, e2 as u8, n as u8];
+    }
+}
+
+/// [`simple`] into an [`IntRecord`]: its length, or `None` (`rec` then
+/// holds anything) for a record the general path reads: STOP and INIT
+/// records too, which end the file or are wrong there.
+#[inline]
+fn simple_ints(
+    avail: &[u8],
+    init: &Init,
+    clock: &Clock,
+    strings: bool,
+    offset: u64,
+    rec: &mut IntRecord,
+) -> Option<usize> {
+    let e = init.endian;
+    // At most four values (one header's nibbles), each with its group
+    // (u32, u64, u16, u8), then put in that order.
+    let mut met = [(0usize, 0u64); 4];
+    let mut n = 0usize;
+    let mut count = [0usize; 4];
+    let head = simple_with(avail, init, clock, strings, |t, v| {
+        let (g, x) = match t {
+            FieldType::U32 => (0, u64::from(e.u32(word(v)))),
+            FieldType::U64 => (1, e.u64(word(v))),
+            FieldType::U16 => (2, u64::from(e.u16(word(v)))),
+            FieldType::U8 => (3, u64::from(v.first().copied().unwrap_or(0))),
+            _ => return,
+        };
+        if let (Some(slot), Some(c)) = (met.get_mut(n), count.get_mut(g)) {
+            *slot = (g, x);
+            *c += 1;
+            n += 1;
+        }
+    })?;
+    if head.ty == STOP || head.ty == INIT {
+        return None;
+    }
+    rec.offset = offset;
+    rec.ty = head.ty;
+    rec.time_ns = head.time_ns;
+    rec.is_big = false;
+    let [c0, c1, c2, _] = count;
+    let mut at = [0, c0, c0 + c1, c0 + c1 + c2];
+    for &(g, x) in met.iter().take(n) {
+        if let Some(k) = at.get_mut(g) {
+            if let Some(slot) = rec.vals.get_mut(*k) {
+                *slot = x;
+            }
+            *k += 1;
+        }
+    }
+    // At most four values: each end fits a byte.
+    rec.ends = [c0 as u8, (c0 + c1) as u8, (c0 + c1 + c2) as u8, n as u8];
+    Some(head.end)
+}
+
+impl<R: Read> RstReader<R> {
+    /// [`RstReader::next_into`] for a reader of integers: `rec` gets the
+    /// next record's integer values, the commonest records read straight
+    /// from the buffer.
+    pub fn next_ints(&mut self, rec: &mut IntRecord, spare: &mut Record) -> Result<bool> {
+        if self.end == End::Open {
+            let start = self.offset;
+            let avail = match self.src.fill_buf() {
+                Ok(b) => b,
+                Err(e) => return err(start, e.into()),
+            };
+            let (init, clock) = (&self.init, &self.clock);
+            if let Some(len) = simple_ints(avail, init, clock, self.strings, start, rec) {
+                self.src.consume(len);
+                self.offset += len as u64;
+                return Ok(true);
+            }
+        }
+        let more = self.next_into(spare)?;
+        if more {
+            rec.fill(spare);
+        }
+        Ok(more)
+    }
+}
