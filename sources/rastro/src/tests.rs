@@ -326,6 +326,27 @@ fn records_straddling_the_buffer_decode_the_same() {
     }
 }
 
+/// A writer in the old layout (µs) or the current one (ns), big-endian
+/// or not.
+fn writer(old: bool, big: bool) -> Writer {
+    let layout = if old { Layout::Old } else { Layout::Current };
+    let res = if old { 1_000_000 } else { 1_000_000_000 };
+    let endian = if big { Endian::Big } else { Endian::Little };
+    Writer::with_endian(endian, layout, res, 1, 2, "h", T)
+}
+
+/// The bytes of `w` with `recs` added at their time steps (past an hour:
+/// a new time base) and a STOP.
+fn file(mut w: Writer, recs: &[(u16, i64, Vec<Value<'_>>)]) -> Vec<u8> {
+    let mut t = T;
+    for (ty, step, values) in recs {
+        t += step;
+        w.event(*ty, t, values);
+    }
+    w.stop(t);
+    w.into_bytes()
+}
+
 /// One value of a random record.
 fn value_strategy() -> impl proptest::strategy::Strategy<Value = Value<'static>> {
     use proptest::prelude::*;
@@ -348,6 +369,21 @@ fn value_strategy() -> impl proptest::strategy::Strategy<Value = Value<'static>>
     ]
 }
 
+/// Up to 39 random records (type, time step, values), each of fewer than
+/// `values` values.
+fn records(
+    values: usize,
+) -> impl proptest::strategy::Strategy<Value = Vec<(u16, i64, Vec<Value<'static>>)>> {
+    proptest::collection::vec(
+        (
+            0u16..0x3000,
+            0i64..7_200_000_000_000,
+            proptest::collection::vec(value_strategy(), 0..values),
+        ),
+        1..40,
+    )
+}
+
 proptest::proptest! {
     /// Records read straight from the buffer (one header, no string to
     /// keep: the common case) decode as the general path decodes them,
@@ -355,30 +391,17 @@ proptest::proptest! {
     /// layouts and byte orders.
     #[test]
     fn the_buffer_fast_path_decodes_as_the_general_path(
-        recs in proptest::collection::vec(
-            (0u16..0x3000, 0i64..7_200_000_000_000, proptest::collection::vec(value_strategy(), 0..10)),
-            1..40),
-        old in proptest::prelude::any::<bool>(),
-        big in proptest::prelude::any::<bool>(),
+        recs in records(10),
+        (old, big) in proptest::prelude::any::<(bool, bool)>(),
     ) {
-        let layout = if old { Layout::Old } else { Layout::Current };
-        let res = if old { 1_000_000 } else { 1_000_000_000 };
-        let endian = if big { Endian::Big } else { Endian::Little };
-        let mut w = Writer::with_endian(endian, layout, res, 1, 2, "h", T);
+        let mut w = writer(old, big);
         // Past the first 4096 bytes, which the reader keeps whole: there
         // the one-byte reader takes the general path.
         let filler = "f".repeat(900);
         for _ in 0..5 {
             w.event(7, T, &[Value::Str(&filler)]);
         }
-        let mut t = T;
-        for (ty, step, values) in &recs {
-            // Steps past an hour set a new time base.
-            t += step;
-            w.event(*ty, t, values);
-        }
-        w.stop(t);
-        let bytes = w.into_bytes();
+        let bytes = file(w, &recs);
         let (_, whole, end) = read_all(&bytes);
         proptest::prop_assert_eq!(whole.len(), recs.len() + 5);
         for (rec, (ty, _, values)) in whole.iter().skip(5).zip(&recs) {
@@ -460,24 +483,10 @@ proptest::proptest! {
     /// and ends the file the same way.
     #[test]
     fn next_ints_reads_the_integers_next_into_reads(
-        recs in proptest::collection::vec(
-            (0u16..0x3000, 0i64..7_200_000_000_000, proptest::collection::vec(value_strategy(), 0..16)),
-            1..40),
-        old in proptest::prelude::any::<bool>(),
-        big in proptest::prelude::any::<bool>(),
-        skip in proptest::prelude::any::<bool>(),
+        recs in records(16),
+        (old, big, skip) in proptest::prelude::any::<(bool, bool, bool)>(),
     ) {
-        let layout = if old { Layout::Old } else { Layout::Current };
-        let res = if old { 1_000_000 } else { 1_000_000_000 };
-        let endian = if big { Endian::Big } else { Endian::Little };
-        let mut w = Writer::with_endian(endian, layout, res, 1, 2, "h", T);
-        let mut t = T;
-        for (ty, step, values) in &recs {
-            t += step;
-            w.event(*ty, t, values);
-        }
-        w.stop(t);
-        let bytes = w.into_bytes();
+        let bytes = file(writer(old, big), &recs);
         let (_, whole, end) = read_all(&bytes);
         for n in [1, bytes.len()] {
             let r = RstReader::new(Trickle { data: &bytes, n }).unwrap();
