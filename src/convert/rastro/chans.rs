@@ -70,9 +70,9 @@ impl Chans {
     }
 
     /// The channel and sequence of the end (`start` or not) of an
-    /// instance `k` of a link end whose key is `k` (without its FIFO
-    /// counter: `fifo` adds it, counted here, as [`super::scan::Keys`]
-    /// does in pass 1).
+    /// instance of a link end whose key is `k`: with `fifo`, `k` is
+    /// without its FIFO counter, which is counted here; without, `k` is
+    /// a whole key (a FIFO one too: its counter is its last value).
     pub(super) fn resolve(&mut self, k: Key, fifo: bool, start: bool) -> (u32, u64) {
         if !fifo {
             let (ch, seq) = Chans::split(&k);

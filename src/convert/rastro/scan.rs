@@ -95,12 +95,60 @@ pub(super) struct Scan {
     /// The link channels, pass 2's from the start: the keys that never
     /// found their other end, or cannot be placed, are marked there.
     pub(super) chans: Chans,
-    /// Links in flight by (channel, sequence) ([`Chans`]): balance
-    /// (+ starts − ends) and the first end's file. Also the value id of
-    /// the first end (see `value_ids` in `run`).
-    pub(super) open: HashMap<(u32, u64), (i64, usize, u32)>,
     /// The end's file of links whose start does not name it.
     pub(super) partner: HashMap<(u32, u64), usize>,
+}
+
+/// Pass 1's links in flight and the links it cannot place, by a key of
+/// type `K`: a whole key for links without a FIFO counter (one lookup:
+/// a link's channel is looked up only if it stays unmatched), (channel,
+/// sequence) for the others, whose counter is found with their channel.
+struct Balance<K> {
+    /// Balance (+ starts − ends), the first end's file and the value id
+    /// of the first end (see `value_ids` in `run`).
+    open: HashMap<K, (i64, usize, u32)>,
+    unplaceable: HashSet<K>,
+}
+
+impl<K: std::hash::Hash + Eq + Copy> Balance<K> {
+    fn new() -> Balance<K> {
+        Balance {
+            open: HashMap::new(),
+            unplaceable: HashSet::new(),
+        }
+    }
+
+    /// An end of `k` (`start` or not) in `file`, its value `value`; the
+    /// end's file when this end is the one that closes the link.
+    fn meet(&mut self, k: K, start: bool, file: usize, value: u32) -> Option<usize> {
+        let step = if start { 1 } else { -1 };
+        // One lookup: the entry is removed through itself.
+        let mut o = match self.open.entry(k) {
+            Entry::Vacant(v) => {
+                v.insert((step, file, value));
+                return None;
+            }
+            Entry::Occupied(o) => o,
+        };
+        let e = o.get_mut();
+        if e.2 != value {
+            self.unplaceable.insert(k);
+        }
+        e.0 += step;
+        if e.0 != 0 {
+            return None;
+        }
+        // Both ends seen; the end's file is this one or the one that
+        // came first.
+        let end_file = if start { e.1 } else { file };
+        o.remove();
+        Some(end_file)
+    }
+
+    /// What never found its other end, and what cannot be placed.
+    fn bad(self) -> impl Iterator<Item = K> {
+        self.open.into_keys().chain(self.unplaceable)
+    }
 }
 
 impl Scan {
@@ -125,7 +173,8 @@ impl Scan {
         // thread that no file is, or be read as another event of the map.
         let ranks: HashSet<u64> = files.iter().map(|f| f.id1).collect();
         let threads: HashSet<(u64, u64)> = files.iter().map(|f| (f.id1, f.id2)).collect();
-        let mut unplaceable: HashSet<(u32, u64)> = HashSet::new();
+        let mut by_key = Balance::<Key>::new();
+        let mut by_chan = Balance::<(u32, u64)>::new();
         // The map's events by type id, and the values of each one's link
         // ends by a small id, kept in the `open` entry of a key (found by
         // index: hashing the type and the value's text were two of the
@@ -149,50 +198,44 @@ impl Scan {
                 let ids = [start_value, end_value];
                 for ((end, start), value) in ends.into_iter().zip(ids) {
                     let Some(end) = end else { continue };
-                    let (open, partner, chans) = (&mut s.open, &mut s.partner, &mut s.chans);
+                    let (partner, chans) = (&mut s.partner, &mut s.chans);
                     let level = map.links.get(end.link).map_or(Level::Rank, |l| l.level);
-                    let unplaceable = &mut unplaceable;
+                    let (by_key, by_chan) = (&mut by_key, &mut by_chan);
                     instances(end, rec, id1, id2, |k, peer| {
                         let Some(k) = k else { return };
-                        let k = chans.resolve(k, end.fifo, start);
-                        if let Some(e) = end.partner {
-                            let placed = e.eval(rec, id1, id2, peer).is_some_and(|p| match level {
+                        let placed = end.partner.is_none_or(|e| {
+                            e.eval(rec, id1, id2, peer).is_some_and(|p| match level {
                                 Level::Rank => ranks.contains(&p),
                                 Level::Thread => threads.contains(&(id1, p)),
-                            });
+                            })
+                        });
+                        let (chan, end_file) = if end.fifo {
+                            let c = chans.resolve(k, true, start);
                             if !placed {
-                                unplaceable.insert(k);
+                                by_chan.unplaceable.insert(c);
                             }
-                        }
-                        let step = if start { 1 } else { -1 };
-                        // One lookup: the entry is removed through itself.
-                        let mut o = match open.entry(k) {
-                            Entry::Vacant(v) => {
-                                v.insert((step, i, value));
-                                return;
+                            (Some(c), by_chan.meet(c, start, i, value))
+                        } else {
+                            if !placed {
+                                by_key.unplaceable.insert(k);
                             }
-                            Entry::Occupied(o) => o,
+                            (None, by_key.meet(k, start, i, value))
                         };
-                        let e = o.get_mut();
-                        if e.2 != value {
-                            unplaceable.insert(k);
-                        }
-                        e.0 += step;
-                        if e.0 == 0 {
-                            // Both ends seen; the end's file is this one
-                            // or the one that came first.
-                            let end_file = if start { e.1 } else { i };
-                            o.remove();
-                            if needs_partner.get(end.link) == Some(&true) {
-                                partner.insert(k, end_file);
-                            }
+                        if let Some(f) =
+                            end_file.filter(|_| needs_partner.get(end.link) == Some(&true))
+                        {
+                            let c = chan.unwrap_or_else(|| chans.resolve(k, false, start));
+                            partner.insert(c, f);
                         }
                     });
                 }
             }
         }
-        // What is still open never found its other end.
-        for (chan, seq) in s.open.drain().map(|(k, _)| k).chain(unplaceable) {
+        for k in by_key.bad() {
+            let (chan, seq) = s.chans.resolve(k, false, true);
+            s.chans.mark_bad(chan, seq);
+        }
+        for (chan, seq) in by_chan.bad() {
             s.chans.mark_bad(chan, seq);
         }
         s.chans.restart();
