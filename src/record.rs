@@ -31,6 +31,8 @@ const MAX_ANSWER: u64 = 256 << 20;
 /// `integrador record ganglia` options.
 #[derive(Debug, Clone, clap::Args)]
 pub struct GangliaArgs {
+    // The text is `--help`'s, where brackets are brackets.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// gmond (port 8649 by default) or gmetad's XML port (8651) to poll,
     /// HOST[:PORT]; more are fallbacks for the same cluster, tried in turn
     #[arg(required = true, value_name = "HOST[:PORT]")]

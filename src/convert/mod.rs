@@ -1,8 +1,8 @@
 //! Converters: records of one decoder crate → model events, following the
 //! thesis' event-mapping tables (appendix C). Each converter is one
-//! [`EventSource`](crate::source::EventSource); each kind of source
-//! (`-ganglia`, `-pcp`...) is one [`SourceKind`], and [`KINDS`] is the one
-//! list of them.
+//! [`crate::source::EventSource`]; each kind of source (`-ganglia`,
+//! `-pcp`...) is one [`SourceKind`], and [`kinds`] is the one list of
+//! them.
 
 pub mod ganglia;
 pub mod mpi;

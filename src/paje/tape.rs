@@ -8,7 +8,7 @@
 //! (times, aliases, values) and the `write` system calls. When the
 //! writer has a core of its own (crate::prefetch::writer_thread) it
 //! records each line as tokens, a few fixed-size copies ([`Taped`]), and
-//! [`format`] makes the text on a thread of its own; otherwise, and with
+//! [`format()`] makes the text on a thread of its own; otherwise, and with
 //! `--threads 1`, [`Text`] formats at once. Both write each token with
 //! the same `text` functions, so the bytes are the same whichever thread
 //! formats them.
