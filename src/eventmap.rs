@@ -53,13 +53,7 @@ pub trait Ints {
 
 impl Ints for Record {
     fn int(&self, t: FieldType, k: usize) -> Option<u64> {
-        match t {
-            FieldType::U32 => self.u32s.get(k).map(|&v| u64::from(v)),
-            FieldType::U64 => self.u64s.get(k).copied(),
-            FieldType::U16 => self.u16s.get(k).map(|&v| u64::from(v)),
-            FieldType::U8 => self.u8s.get(k).map(|&v| u64::from(v)),
-            _ => None,
-        }
+        Record::int(self, t, k)
     }
 }
 

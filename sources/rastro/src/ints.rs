@@ -58,14 +58,7 @@ impl IntRecord {
     #[inline]
     pub fn int(&self, t: FieldType, k: usize) -> Option<u64> {
         if self.is_big {
-            let b = self.big.as_ref()?;
-            return match t {
-                FieldType::U32 => b.u32s.get(k).map(|&v| u64::from(v)),
-                FieldType::U64 => b.u64s.get(k).copied(),
-                FieldType::U16 => b.u16s.get(k).map(|&v| u64::from(v)),
-                FieldType::U8 => b.u8s.get(k).map(|&v| u64::from(v)),
-                _ => None,
-            };
+            return self.big.as_ref()?.int(t, k);
         }
         let e = self.ends;
         let (lo, hi) = match t {

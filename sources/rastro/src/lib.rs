@@ -207,6 +207,17 @@ pub struct Record {
 }
 
 impl Record {
+    /// The `k`-th value of integer type `t` (`None` for other types).
+    pub fn int(&self, t: FieldType, k: usize) -> Option<u64> {
+        match t {
+            FieldType::U32 => self.u32s.get(k).map(|&v| u64::from(v)),
+            FieldType::U64 => self.u64s.get(k).copied(),
+            FieldType::U16 => self.u16s.get(k).map(|&v| u64::from(v)),
+            FieldType::U8 => self.u8s.get(k).map(|&v| u64::from(v)),
+            _ => None,
+        }
+    }
+
     fn clear(&mut self) {
         self.fields.clear();
         self.doubles.clear();

@@ -1,8 +1,9 @@
-//! Pass 2's link channels: a link key is a channel (the link and all its
-//! key values but the last) and a sequence number (the last value, or the
+//! Link channels: a link key is a channel (the link and all its key
+//! values but the last) and a sequence number (the last value, or the
 //! FIFO counter). What pass 2 asks of each link end (its FIFO counter,
 //! whether pass 1 found it unmatched, the registry's channel) is kept per
-//! channel and found with one lookup; the links in flight are keyed by
+//! channel and found with one lookup (pass 1 finds a FIFO end's counter
+//! the same way); the links in flight are keyed by
 //! (channel index, sequence), a few bytes to hash instead of a whole key
 //! (a message end hashed its 40-byte key five times).
 
@@ -48,9 +49,8 @@ impl Chans {
     /// whole key's length, so that two keys are equal exactly when their
     /// channels and sequences are.
     fn split(k: &Key) -> (Key, u64) {
-        let mut ch = *k;
-        let last = usize::from(k.len).checked_sub(1);
-        let seq = last.and_then(|i| ch.v.get_mut(i)).map_or(0, std::mem::take);
+        let (mut ch, seq) = k.split();
+        ch.len = k.len;
         (ch, seq)
     }
 

@@ -2,6 +2,7 @@
 //! link type; only the links pass 1 found with both ends are drawn.
 
 use super::*;
+use std::collections::hash_map::Entry;
 
 /// A link being written: both its ends are known.
 struct Drawn {
@@ -271,41 +272,44 @@ impl Conv {
     /// Pairs the two ends of a drawn link to check that the receive is not
     /// before the send; the table holds links in flight only.
     fn causality(&mut self, k: (u32, u64), start: bool, time: i64, file: usize) {
-        match self.in_flight.remove(&k) {
-            None => {
-                self.in_flight.insert(k, (time, file));
+        // One lookup: the first end goes in, the second takes it out.
+        let first = match self.in_flight.entry(k) {
+            Entry::Vacant(v) => {
+                v.insert((time, file));
+                None
             }
-            Some((t, other)) => {
-                self.messages.matched += 1;
-                let (ts, tr, fs, fr) = if start {
-                    (time, t, file, other)
-                } else {
-                    (t, time, other, file)
-                };
-                if let (Some(&hs), Some(&hr)) = (self.hix.get(fs), self.hix.get(fr)) {
-                    self.messages.clocks.observe(hs, ts, hr, tr);
-                }
-                let (files, map, chans) = (&self.files, &self.map, &self.chans);
-                let host = |f: usize| files.get(f).map(|x| x.host.clone()).unwrap_or_default();
-                self.messages.check_order(
-                    ts,
-                    tr,
-                    || (host(fs), host(fr)),
-                    || match (files.get(fs), files.get(fr)) {
-                        (Some(a), Some(b)) => format!(
-                            "{} {}.{} -> {}.{} (rank.thread)",
-                            map.links
-                                .get(usize::from(chans.key(k.0, k.1).link))
-                                .map_or("", |l| l.name.as_str()),
-                            a.id1,
-                            a.id2,
-                            b.id1,
-                            b.id2
-                        ),
-                        _ => String::new(),
-                    },
-                );
+            Entry::Occupied(o) => Some(o.remove()),
+        };
+        if let Some((t, other)) = first {
+            self.messages.matched += 1;
+            let (ts, tr, fs, fr) = if start {
+                (time, t, file, other)
+            } else {
+                (t, time, other, file)
+            };
+            if let (Some(&hs), Some(&hr)) = (self.hix.get(fs), self.hix.get(fr)) {
+                self.messages.clocks.observe(hs, ts, hr, tr);
             }
+            let (files, map, chans) = (&self.files, &self.map, &self.chans);
+            let host = |f: usize| files.get(f).map(|x| x.host.clone()).unwrap_or_default();
+            self.messages.check_order(
+                ts,
+                tr,
+                || (host(fs), host(fr)),
+                || match (files.get(fs), files.get(fr)) {
+                    (Some(a), Some(b)) => format!(
+                        "{} {}.{} -> {}.{} (rank.thread)",
+                        map.links
+                            .get(usize::from(chans.key(k.0, k.1).link))
+                            .map_or("", |l| l.name.as_str()),
+                        a.id1,
+                        a.id2,
+                        b.id1,
+                        b.id2
+                    ),
+                    _ => String::new(),
+                },
+            );
         }
     }
 }

@@ -19,8 +19,8 @@ impl std::hash::Hash for Key {
     #[inline]
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         // Word by word: derived, the values went to the hasher as one
-        // byte string, its slow path (4% of an akypuera run, four lookups
-        // per message end).
+        // byte string, its slow path (4% of an akypuera run when a
+        // message end looked its key up four times).
         h.write_u64((u64::from(self.link) << 8) | u64::from(self.len));
         for v in self.v {
             h.write_u64(v);
@@ -105,7 +105,7 @@ pub(super) struct Scan {
 /// sequence) for the others, whose counter is found with their channel.
 struct Balance<K> {
     /// Balance (+ starts − ends), the first end's file and the value id
-    /// of the first end (see `value_ids` in `run`).
+    /// of the first end ([`Defs::values`]).
     open: HashMap<K, (i64, usize, u32)>,
     unplaceable: HashSet<K>,
 }
