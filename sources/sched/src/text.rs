@@ -332,17 +332,18 @@ impl<'a> Fields<'a> {
         let (b, k) = (self.s.as_bytes(), key.as_bytes());
         let first = *k.first()?;
         let mut i = self.at;
-        // A plain loop: the key is a few bytes on, closer than memchr's
-        // and memcmp's set-up would pay for.
-        while let Some(w) = b.get(i..i + k.len()) {
-            if w.first() == Some(&first) && w == k {
+        // Each key starts with a byte that is rare before it (a space,
+        // mostly): memchr to each one, then the whole key. (A byte loop
+        // that tested every position was a tenth of the decoder.)
+        loop {
+            i += memchr::memchr(first, b.get(i..)?)?;
+            if b.get(i..i + k.len())? == k {
                 let v = self.s.get(self.at..i)?;
                 self.at = i + k.len();
                 return Some(v);
             }
             i += 1;
         }
-        None
     }
 
     /// The number that comes next, as [`num`] reads it.
