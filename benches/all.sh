@@ -7,7 +7,8 @@
 # (PajeNG), `pmdumplog -a` on the PCP archive (libpcp), akypuera's
 # `aky_converter` on the akypuera run (found in PATH or as $AKY_CONVERTER:
 # build it from its public source in a temporary directory, never in
-# this repository). Prints events/s, MB/s, peak RSS and the ratios. Not a
+# this repository). Prints events/s, MB/s, peak RSS, CPU over wall and
+# the ratios. Not a
 # test: figures, on this machine.
 #
 #   benches/all.sh [SCALE] [DIR]      SCALE 1 = about 100 MB, 10 = 1 GB
@@ -32,16 +33,17 @@ rm -rf "$dir"
 mkdir -p "$dir"
 trap 'rm -rf "$dir"' EXIT
 
-# Wall seconds and peak RSS (KiB) of a command: "SECS KIB".
+# Wall seconds, peak RSS (KiB) and CPU seconds (user + system) of a
+# command: "SECS KIB CPU".
 timed() {
     local log
     log=$(mktemp)
-    /usr/bin/time -f "%e %M" -o "$log" "$@" > /dev/null 2> "$dir/stderr" || {
+    /usr/bin/time -f "%e %M %U %S" -o "$log" "$@" > /dev/null 2> "$dir/stderr" || {
         echo "failed: $*" >&2
         cat "$dir/stderr" >&2
         exit 1
     }
-    cat "$log"
+    awk '{print $1, $2, $3 + $4}' "$log"
     rm -f "$log"
 }
 
@@ -50,23 +52,23 @@ timed() {
 # peers write theirs).
 peer() { # $1 = label, then the command
     local s r
-    read -r s r < <(timed "${@:2}")
+    read -r s r _ < <(timed "${@:2}")
     echo "$1: ${s} s, $((r / 1024)) MiB ($(python3 -c "print(f'{$s/max($secs,0.01):.1f}x / {$s/max($nsecs,0.01):.1f}x')") our time)"
 }
 
-printf '%-8s %8s %11s %8s %8s %9s %8s %9s  %s\n' format "input MB" events "secs" "to null" "M ev/s" "MB/s" "RSS MiB" "peers (same work): their time over ours, file / null"
+printf '%-8s %8s %11s %8s %8s %9s %8s %9s %8s  %s\n' format "input MB" events "secs" "to null" "M ev/s" "MB/s" "RSS MiB" "CPU/wall" "peers (same work): their time over ours, file / null"
 row() { # $1 = format, $2 = input bytes, then integrador's arguments
-    local fmt=$1 size=$2 secs nsecs rss nrss events peers=""
+    local fmt=$1 size=$2 secs nsecs rss nrss cpu ncpu events peers=""
     shift 2
     # The input was just written: its pages go to disk first, not while
     # we write our trace (1 GB of .traced: 4.3 s timed without, 3.2 s with).
     sync
-    read -r secs rss < <(timed "$bin" "$@" -o "$dir/out.paje")
+    read -r secs rss cpu < <(timed "$bin" "$@" -o "$dir/out.paje")
     events=$(grep -o 'wrote [^:]*: [0-9]* events' "$dir/stderr" | awk '{print $(NF-1)}')
     # The peers write to /dev/null and never sync: our trace the same way
     # too, for the same work (a slow disk made the synced file a fifth of
     # our time).
-    read -r nsecs nrss < <(timed "$bin" "$@" -o -)
+    read -r nsecs nrss ncpu < <(timed "$bin" "$@" -o -)
     if command -v pj_dump > /dev/null; then
         peers=$(peer "pj_dump -q" pj_dump -q "$dir/out.paje")
     else
@@ -86,10 +88,12 @@ row() { # $1 = format, $2 = input bytes, then integrador's arguments
             peers="$peers; pmdumplog not installed"
         fi
     fi
-    python3 - "$fmt" "$size" "$events" "$secs" "$nsecs" "$rss" "$peers" <<'PY'
+    python3 - "$fmt" "$size" "$events" "$secs" "$nsecs" "$rss" "$ncpu" "$peers" <<'PY'
 import sys
-fmt, size, events, secs, nsecs, rss, peers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), max(float(sys.argv[4]), 0.01), max(float(sys.argv[5]), 0.01), int(sys.argv[6]), sys.argv[7]
-print(f"{fmt:<8} {size/1e6:8.0f} {events:11d} {secs:8.2f} {nsecs:8.2f} {events/secs/1e6:9.2f} {size/secs/1e6:8.0f} {rss/1024:9.1f}  {peers}")
+fmt, size, events, secs, nsecs, rss, ncpu, peers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), max(float(sys.argv[4]), 0.01), max(float(sys.argv[5]), 0.01), int(sys.argv[6]), float(sys.argv[7]), sys.argv[8]
+# CPU/wall of the run to /dev/null: the synced run's wall includes the
+# wait for the disk.
+print(f"{fmt:<8} {size/1e6:8.0f} {events:11d} {secs:8.2f} {nsecs:8.2f} {events/secs/1e6:9.2f} {size/secs/1e6:8.0f} {rss/1024:9.1f} {ncpu/nsecs:8.2f}  {peers}")
 PY
     rm -f "$dir/out.paje"
 }
