@@ -285,8 +285,15 @@ impl Conv {
             let rec = &item.rec;
             // The run is merged on corrected time: when its files are in
             // order, nothing after this record comes earlier.
-            // Its time is mapped once for all it gives.
-            let at = out.stamp(lane, rec.offset, rec.time_ns);
+            // Its time is mapped once for all it gives, by the merge.
+            let at = Stamp {
+                lane,
+                pos: rec.offset,
+                local: rec.time_ns,
+                mapped: item.mapped,
+            };
+            // The merge's lane maps are the timeline's (taken at open).
+            debug_assert_eq!(at.mapped, out.map(lane, rec.time_ns));
             out.reached_stamp(at);
             match defs.find(rec.ty) {
                 None => *self.unknown_ids.entry(rec.ty).or_default() += 1,

@@ -55,6 +55,9 @@ pub(super) struct Item {
     /// file order, with no record.
     pub(super) has_rec: bool,
     pub(super) rec: Slim,
+    /// The record's time on the reference clock: the merge's key, which
+    /// the converter takes rather than map the time again.
+    pub(super) mapped: i64,
     pub(super) after: After,
 }
 
@@ -64,6 +67,7 @@ impl Default for Item {
             file: 0,
             has_rec: false,
             rec: Slim::default(),
+            mapped: i64::MIN,
             after: After::Next(i64::MIN),
         }
     }
@@ -201,19 +205,20 @@ impl<R: Read> Walk<R> {
             item.after = self.advance(i)?;
             return Ok(true);
         }
-        let (i, f) = loop {
-            let Some(((_, i), ())) = self.heap.pop() else {
+        let (i, f, mapped) = loop {
+            let Some(((mapped, i), ())) = self.heap.pop() else {
                 return Ok(false);
             };
             let Some(f) = self.files.get(i) else {
                 return Ok(false);
             };
             if Walk::<R>::kept(&self.keep, f.rec.ty) {
-                break (i, f);
+                break (i, f, mapped);
             }
             self.advance(i)?;
         };
         item.rec.clone_from(&f.rec);
+        item.mapped = mapped;
         item.file = i;
         item.has_rec = true;
         item.after = self.advance(i)?;
