@@ -75,8 +75,8 @@ struct Conv {
     map: Arc<EventMap>,
     files: Vec<FileInfo>,
     rows: Vec<Row>,
-    /// Rank → its Process container.
-    rank_container: BTreeMap<u64, ContainerId>,
+    /// Rank → its Process container (looked up at every link end).
+    rank_container: HashMap<u64, ContainerId>,
     /// (rank, thread index) → file index.
     file_of: HashMap<(u64, u64), usize>,
     /// Link channels: FIFO counters, pass 1's unmatched keys.

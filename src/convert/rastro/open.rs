@@ -129,7 +129,7 @@ impl RastroSource {
             map: Arc::clone(&map),
             files,
             rows,
-            rank_container,
+            rank_container: rank_container.into_iter().collect(),
             file_of,
             chans: scan.chans,
             partner: scan.partner,
