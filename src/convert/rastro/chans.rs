@@ -28,6 +28,11 @@ struct Chan {
 pub(super) struct Chans {
     index: HashMap<Key, u32>,
     chans: Vec<Chan>,
+    /// The channel last found for each slot (a file's starts or ends,
+    /// [`Chans::resolve_at`]): a rank's messages of one side mostly go
+    /// to the peer of the message before, and a 40-byte key compared is
+    /// a fraction of one hashed and looked up.
+    memo: Vec<Option<(Key, u32)>>,
 }
 
 impl Chans {
@@ -69,20 +74,54 @@ impl Chans {
         i
     }
 
+    /// [`Chans::of`] through the memo of `slot` (`None`: none).
+    #[inline]
+    fn of_at(&mut self, ch: Key, slot: Option<usize>) -> u32 {
+        let Some(slot) = slot else {
+            return self.of(ch);
+        };
+        if let Some(Some((k, i))) = self.memo.get(slot) {
+            if *k == ch {
+                return *i;
+            }
+        }
+        let i = self.of(ch);
+        if self.memo.len() <= slot {
+            self.memo.resize(slot + 1, None);
+        }
+        if let Some(m) = self.memo.get_mut(slot) {
+            *m = Some((ch, i));
+        }
+        i
+    }
+
     /// The channel and sequence of the end (`start` or not) of an
     /// instance of a link end whose key is `k`: with `fifo`, `k` is
     /// without its FIFO counter, which is counted here; without, `k` is
     /// a whole key (a FIFO one too: its counter is its last value).
     pub(super) fn resolve(&mut self, k: Key, fifo: bool, start: bool) -> (u32, u64) {
+        self.resolve_at(k, fifo, start, None)
+    }
+
+    /// [`Chans::resolve`], the channel looked for first where `slot`
+    /// found the last one (slots are the caller's: one per file and
+    /// side).
+    pub(super) fn resolve_at(
+        &mut self,
+        k: Key,
+        fifo: bool,
+        start: bool,
+        slot: Option<usize>,
+    ) -> (u32, u64) {
         if !fifo {
             let (ch, seq) = Chans::split(&k);
-            return (self.of(ch), seq);
+            return (self.of_at(ch, slot), seq);
         }
         // The counter goes in the value after the key's (at most 3: the
         // map says so), where the key holds a 0.
         let mut ch = k;
         ch.len += 1;
-        let i = self.of(ch);
+        let i = self.of_at(ch, slot);
         let seq = match self.chans.get_mut(i as usize) {
             Some(c) => {
                 let n = &mut c.fifo[usize::from(!start)];
@@ -177,6 +216,27 @@ mod tests {
                 let n = seen.entry((v, start)).or_default();
                 proptest::prop_assert_eq!(c.key(ch, seq), key(0, &[v, *n]));
                 *n += 1;
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Through the memo, whatever the slots, every end resolves as
+        /// without it.
+        #[test]
+        fn the_memo_changes_nothing(
+            ends in proptest::collection::vec(
+                (0u16..2, proptest::collection::vec(0u64..3, 1..4), proptest::bool::ANY,
+                 proptest::bool::ANY, 0usize..4),
+                0..60),
+        ) {
+            let (mut plain, mut memo) = (Chans::default(), Chans::default());
+            for (link, v, fifo, start, slot) in ends {
+                let k = key(link, &v);
+                proptest::prop_assert_eq!(
+                    plain.resolve(k, fifo, start),
+                    memo.resolve_at(k, fifo, start, Some(slot))
+                );
             }
         }
     }

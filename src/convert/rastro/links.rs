@@ -193,7 +193,8 @@ impl Conv {
                 self.missing_fields += 1;
                 continue;
             };
-            let (chan, seq) = self.chans.resolve(k, end.fifo, start);
+            let slot = 2 * i + usize::from(start);
+            let (chan, seq) = self.chans.resolve_at(k, end.fifo, start, Some(slot));
             if self.chans.is_bad(chan, seq) {
                 if start {
                     self.messages.unmatched_sends += 1;
