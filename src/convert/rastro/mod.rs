@@ -89,8 +89,9 @@ struct Conv {
     link_types: HashMap<(usize, u32, ContainerId, ContainerId), Drawn3>,
     /// The state value of an event type on a row type: its map names
     /// one per event type (`set` or `push`), looked up without hashing
-    /// the name per record.
-    state_values: HashMap<(TypeId, u16), ValueId>,
+    /// the name per record. By event type id, then the few row types
+    /// (a hash of the pair was 60 instructions a state record).
+    state_values: Vec<Vec<(TypeId, ValueId)>>,
     /// By (channel, sequence) ([`Chans`]).
     in_flight: HashMap<(u32, u64), (i64, usize)>,
     /// The link ends of the record being converted (kept for its capacity).
@@ -107,12 +108,22 @@ struct Conv {
 
 impl Conv {
     fn state_value(&mut self, reg: &mut Registry, ty: TypeId, event: u16, name: &str) -> ValueId {
-        if let Some(&v) = self.state_values.get(&(ty, event)) {
+        let found = self
+            .state_values
+            .get(usize::from(event))
+            .and_then(|tys| tys.iter().find_map(|&(t, v)| (t == ty).then_some(v)));
+        if let Some(v) = found {
             return v;
         }
         let d = self.map.values.get(name).cloned().unwrap_or_default();
         let v = reg.value_of(ty, name, &d);
-        self.state_values.insert((ty, event), v);
+        let e = usize::from(event);
+        if self.state_values.len() <= e {
+            self.state_values.resize_with(e + 1, Vec::new);
+        }
+        if let Some(tys) = self.state_values.get_mut(e) {
+            tys.push((ty, v));
+        }
         v
     }
 

@@ -135,7 +135,7 @@ impl RastroSource {
             partner: scan.partner,
             channels: HashMap::new(),
             link_types: HashMap::new(),
-            state_values: HashMap::new(),
+            state_values: Vec::new(),
             in_flight: HashMap::new(),
             found: Vec::new(),
             here_seq: 0,
