@@ -505,4 +505,34 @@ proptest::proptest! {
             proptest::prop_assert_eq!(r.end(), &end);
         }
     }
+
+    /// `next_ints_of` gives every record's offset, type and time as
+    /// `next_into` reads them, the integers of the wanted types, none of
+    /// the others read from the buffer, and ends the file the same way.
+    #[test]
+    fn next_ints_of_reads_the_wanted_integers(
+        recs in records(16),
+        (old, big, skip) in proptest::prelude::any::<(bool, bool, bool)>(),
+        wanted in proptest::collection::vec(proptest::prelude::any::<bool>(), 8),
+    ) {
+        let bytes = file(writer(old, big), &recs);
+        let (_, whole, end) = read_all(&bytes);
+        let want = |t: u16| wanted.get(usize::from(t) % 8).copied().unwrap_or(false);
+        for n in [1, bytes.len()] {
+            let r = RstReader::new(Trickle { data: &bytes, n }).unwrap();
+            let mut r = if skip { r.skip_strings() } else { r };
+            let (mut ints, mut spare) = (IntRecord::default(), Record::default());
+            let mut k = 0;
+            while r.next_ints_of(&mut ints, &mut spare, want).unwrap() {
+                let w = &whole[k];
+                proptest::prop_assert_eq!((ints.offset, ints.ty, ints.time_ns), (w.offset, w.ty, w.time_ns));
+                if want(ints.ty) {
+                    proptest::prop_assert!(ints_match(&ints, w), "record {}", k);
+                }
+                k += 1;
+            }
+            proptest::prop_assert_eq!(k, whole.len());
+            proptest::prop_assert_eq!(r.end(), &end);
+        }
+    }
 }

@@ -162,13 +162,36 @@ impl<R: Read> Walk<R> {
     /// Reads file `i`'s next record (heads only: its next kept one) and
     /// queues it on its corrected time.
     fn advance(&mut self, i: usize) -> Result<After> {
+        if self.heads_only {
+            return self.advance_heads(i);
+        }
         let Some(f) = self.files.get_mut(i) else {
             return Ok(After::Ended(End::Open, i64::MIN));
         };
+        if !f
+            .reader
+            .next_ints(&mut f.rec, &mut f.spare)
+            .map_err(|e| Error::in_file(&f.path, e))?
+        {
+            return Ok(After::Ended(f.reader.end().clone(), f.last_raw));
+        }
+        let raw = f.rec.time_ns;
+        f.last_raw = f.last_raw.max(raw);
+        self.heap.push((f.map.map(raw), i), ());
+        Ok(After::Next(raw))
+    }
+
+    /// [`Walk::advance`], heads only: the records not kept are read for
+    /// their time only, and not queued.
+    fn advance_heads(&mut self, i: usize) -> Result<After> {
+        let Some(f) = self.files.get_mut(i) else {
+            return Ok(After::Ended(End::Open, i64::MIN));
+        };
+        let keep = &self.keep;
         loop {
             if !f
                 .reader
-                .next_ints(&mut f.rec, &mut f.spare)
+                .next_ints_of(&mut f.rec, &mut f.spare, |t| Walk::<R>::kept(keep, t))
                 .map_err(|e| Error::in_file(&f.path, e))?
             {
                 return Ok(After::Ended(f.reader.end().clone(), f.last_raw));
@@ -176,16 +199,12 @@ impl<R: Read> Walk<R> {
             let raw = f.rec.time_ns;
             f.last_raw = f.last_raw.max(raw);
             let mapped = f.map.map(raw);
-            if !self.heads_only {
-                self.heap.push((mapped, i), ());
-                return Ok(After::Next(raw));
-            }
             if mapped < f.last_mapped {
                 self.disordered = true;
                 return Ok(After::Next(raw));
             }
             f.last_mapped = mapped;
-            if Walk::<R>::kept(&self.keep, f.rec.ty) {
+            if Walk::<R>::kept(keep, f.rec.ty) {
                 self.heap.push((mapped, i), ());
                 return Ok(After::Next(raw));
             }
