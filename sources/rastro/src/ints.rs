@@ -167,6 +167,32 @@ fn simple_ints(
 }
 
 impl<R: Read> RstReader<R> {
+    /// Reads the next record straight from the buffer with `read`, which
+    /// gets the buffered bytes, the file's INIT and clock, whether
+    /// strings are kept and the record's offset, and gives the record's
+    /// length; `false` when it gives `None` (the general path's record)
+    /// or the file has ended.
+    #[inline(always)]
+    fn from_buffer(
+        &mut self,
+        read: impl FnOnce(&[u8], &Init, &Clock, bool, u64) -> Option<usize>,
+    ) -> Result<bool> {
+        if self.end != End::Open {
+            return Ok(false);
+        }
+        let start = self.offset;
+        let avail = match self.src.fill_buf() {
+            Ok(b) => b,
+            Err(e) => return err(start, e.into()),
+        };
+        let Some(len) = read(avail, &self.init, &self.clock, self.strings, start) else {
+            return Ok(false);
+        };
+        self.src.consume(len);
+        self.offset += len as u64;
+        Ok(true)
+    }
+
     /// [`RstReader::next_into`] for a reader of integers: `rec` gets the
     /// next record's integer values, the commonest records read straight
     /// from the buffer.
@@ -174,18 +200,11 @@ impl<R: Read> RstReader<R> {
     // caller made it a call of its own (+4% on the decoding thread).
     #[inline(always)]
     pub fn next_ints(&mut self, rec: &mut IntRecord, spare: &mut Record) -> Result<bool> {
-        if self.end == End::Open {
-            let start = self.offset;
-            let avail = match self.src.fill_buf() {
-                Ok(b) => b,
-                Err(e) => return err(start, e.into()),
-            };
-            let (init, clock) = (&self.init, &self.clock);
-            if let Some(len) = simple_ints(avail, init, clock, self.strings, start, rec) {
-                self.src.consume(len);
-                self.offset += len as u64;
-                return Ok(true);
-            }
+        let simple = |avail: &[u8], init: &Init, clock: &Clock, strings, start| {
+            simple_ints(avail, init, clock, strings, start, rec)
+        };
+        if self.from_buffer(simple)? {
+            return Ok(true);
         }
         let more = self.next_into(spare)?;
         if more {
@@ -205,30 +224,22 @@ impl<R: Read> RstReader<R> {
         spare: &mut Record,
         want: impl Fn(u16) -> bool,
     ) -> Result<bool> {
-        if self.end == End::Open {
-            let start = self.offset;
-            let avail = match self.src.fill_buf() {
-                Ok(b) => b,
-                Err(e) => return err(start, e.into()),
-            };
-            let (init, clock) = (&self.init, &self.clock);
-            let ty = avail
-                .first_chunk::<4>()
-                .map(|h| (init.endian.u32(*h) >> 18) as u16);
-            if ty.is_some_and(|t| !want(t)) {
-                if let Some(head) = simple_with(avail, init, clock, self.strings, |_, _| {})
-                    .filter(|h| h.ty != STOP && h.ty != INIT)
-                {
-                    rec.offset = start;
-                    rec.ty = head.ty;
-                    rec.time_ns = head.time_ns;
-                    rec.is_big = false;
-                    rec.ends = [0; 4];
-                    self.src.consume(head.end);
-                    self.offset += head.end as u64;
-                    return Ok(true);
-                }
+        let unwanted = |avail: &[u8], init: &Init, clock: &Clock, strings, start| {
+            let ty = (init.endian.u32(*avail.first_chunk::<4>()?) >> 18) as u16;
+            if want(ty) {
+                return None;
             }
+            let head = simple_with(avail, init, clock, strings, |_, _| {})
+                .filter(|h| h.ty != STOP && h.ty != INIT)?;
+            rec.offset = start;
+            rec.ty = head.ty;
+            rec.time_ns = head.time_ns;
+            rec.is_big = false;
+            rec.ends = [0; 4];
+            Some(head.end)
+        };
+        if self.from_buffer(unwanted)? {
+            return Ok(true);
         }
         self.next_ints(rec, spare)
     }
