@@ -173,7 +173,7 @@ impl<R: Read> RstReader<R> {
     /// length; `false` when it gives `None` (the general path's record)
     /// or the file has ended.
     #[inline(always)]
-    fn from_buffer(
+    fn read_buffered(
         &mut self,
         read: impl FnOnce(&[u8], &Init, &Clock, bool, u64) -> Option<usize>,
     ) -> Result<bool> {
@@ -203,7 +203,7 @@ impl<R: Read> RstReader<R> {
         let simple = |avail: &[u8], init: &Init, clock: &Clock, strings, start| {
             simple_ints(avail, init, clock, strings, start, rec)
         };
-        if self.from_buffer(simple)? {
+        if self.read_buffered(simple)? {
             return Ok(true);
         }
         let more = self.next_into(spare)?;
@@ -238,7 +238,7 @@ impl<R: Read> RstReader<R> {
             rec.ends = [0; 4];
             Some(head.end)
         };
-        if self.from_buffer(unwanted)? {
+        if self.read_buffered(unwanted)? {
             return Ok(true);
         }
         self.next_ints(rec, spare)
