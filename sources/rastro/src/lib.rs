@@ -16,7 +16,9 @@
 //! a [`Record`] keeps one array per type, in storage order, which is the
 //! call order within that type. A reader of integers only reads into an
 //! [`IntRecord`] instead ([`RstReader::next_ints`]): the commonest records
-//! go from the read buffer to its block of fixed size, no array filled.
+//! go from the read buffer to its block of fixed size, no array filled;
+//! [`RstReader::next_ints_of`] reads the records of the types a pass does
+//! not want for their type and time only.
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
