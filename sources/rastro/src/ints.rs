@@ -206,6 +206,11 @@ impl<R: Read> RstReader<R> {
         if self.read_buffered(simple)? {
             return Ok(true);
         }
+        self.general_ints(rec, spare)
+    }
+
+    /// The general path's record, its integers copied into `rec`.
+    fn general_ints(&mut self, rec: &mut IntRecord, spare: &mut Record) -> Result<bool> {
         let more = self.next_into(spare)?;
         if more {
             rec.fill(spare);
@@ -224,10 +229,12 @@ impl<R: Read> RstReader<R> {
         spare: &mut Record,
         want: impl Fn(u16) -> bool,
     ) -> Result<bool> {
-        let unwanted = |avail: &[u8], init: &Init, clock: &Clock, strings, start| {
+        // One look at the buffer: a wanted record is read whole from it
+        // there and then.
+        let some = |avail: &[u8], init: &Init, clock: &Clock, strings, start| {
             let ty = (init.endian.u32(*avail.first_chunk::<4>()?) >> 18) as u16;
             if want(ty) {
-                return None;
+                return simple_ints(avail, init, clock, strings, start, rec);
             }
             let head = simple_with(avail, init, clock, strings, |_, _| {})
                 .filter(|h| h.ty != STOP && h.ty != INIT)?;
@@ -238,9 +245,9 @@ impl<R: Read> RstReader<R> {
             rec.ends = [0; 4];
             Some(head.end)
         };
-        if self.read_buffered(unwanted)? {
+        if self.read_buffered(some)? {
             return Ok(true);
         }
-        self.next_ints(rec, spare)
+        self.general_ints(rec, spare)
     }
 }
