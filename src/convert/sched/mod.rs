@@ -13,7 +13,7 @@ use super::os::OsConfig;
 use crate::error::{Error, Result};
 use crate::hierarchy::Role;
 use crate::model::{ContainerId, Op, TypeId, ValueId};
-use crate::order::MinQueue;
+use crate::order::Sorted;
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
 use crate::timeline::Clock;
@@ -139,13 +139,14 @@ pub struct SchedSource {
     format: Format,
     reader: dat::Events,
     /// The event being converted; its strings are filled again by the
-    /// next read.
-    current: Event,
+    /// next read. Boxed: taken out and put back per event, it moves as a
+    /// pointer, not as 136 bytes twice.
+    current: Option<Box<Event>>,
     cpus: Cpus,
     switches: Vec<Switch>,
     /// Ops waiting until no inferred switch can come before them:
     /// (time, sequence, line, op).
-    staged: MinQueue<(i64, u64), (u64, Op)>,
+    staged: Sorted<(i64, u64), (u64, Op)>,
     seq: u64,
     machine: ContainerId,
     rows: HashMap<i32, Row>,
@@ -235,10 +236,10 @@ impl SchedSource {
             path: path.to_path_buf(),
             format,
             reader,
-            current: Event::default(),
+            current: Some(Box::default()),
             cpus: Cpus::new(),
             switches: Vec::new(),
-            staged: MinQueue::default(),
+            staged: Sorted::default(),
             seq: 0,
             machine,
             rows: HashMap::new(),
@@ -468,7 +469,7 @@ impl SchedSource {
         if let Some(u) = upto {
             self.released = self.released.max(u);
         }
-        while let Some((&(t, _), _)) = self.staged.peek() {
+        while let Some((t, _)) = self.staged.first() {
             if upto.is_some_and(|u| t > u) {
                 break;
             }
@@ -495,7 +496,7 @@ impl Converter for SchedSource {
         if self.done {
             return Ok(false);
         }
-        let mut ev = std::mem::take(&mut self.current);
+        let mut ev = self.current.take().unwrap_or_default();
         if !self.reader.next_into(&self.path, &mut ev)? {
             self.release(out, None)?;
             self.done = true;
@@ -531,7 +532,7 @@ impl Converter for SchedSource {
             .cpus
             .watermark()
             .map(|w| w.max(self.newest.saturating_sub(MAX_LAG_NS)));
-        self.current = ev;
+        self.current = Some(ev);
         self.release(out, upto)?;
         Ok(true)
     }
