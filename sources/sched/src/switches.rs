@@ -43,17 +43,31 @@ pub struct Switch {
     pub recorded_out: bool,
 }
 
+/// One CPU: the task the last switch put on it, the last moment it was
+/// seen.
+#[derive(Debug, Clone, Copy)]
+struct Cpu {
+    cur: i32,
+    seen: i64,
+}
+
+/// One task: when it last left a CPU, when it was last woken, where it
+/// runs. One lookup finds all three (they were three maps).
+#[derive(Debug, Clone, Copy, Default)]
+struct Task {
+    last_out: Option<i64>,
+    last_wake: Option<i64>,
+    running_on: Option<u32>,
+}
+
 /// The CPUs' state while a trace is read.
 #[derive(Debug, Default)]
 pub struct Cpus {
-    cur: HashMap<u32, i32>,
-    seen: HashMap<u32, i64>,
-    last_out: HashMap<i32, i64>,
-    last_wake: HashMap<i32, i64>,
-    running_on: HashMap<i32, u32>,
-    /// The least of `seen` and its CPU, when known: asked after every
-    /// event, it is found again only when that CPU moves on (a machine
-    /// with many CPUs would look at each of them every event).
+    cpus: HashMap<u32, Cpu>,
+    tasks: HashMap<i32, Task>,
+    /// The least of the CPUs' `seen` and its CPU, when known: asked after
+    /// every event, it is found again only when that CPU moves on (a
+    /// machine with many CPUs would look at each of them every event).
     low: Option<(i64, u32)>,
 }
 
@@ -66,14 +80,13 @@ impl Cpus {
     /// No switch reported after now can be earlier than this.
     pub fn watermark(&mut self) -> Option<i64> {
         if self.low.is_none() {
-            self.low = self.seen.iter().map(|(&c, &t)| (t, c)).min();
+            self.low = self.cpus.iter().map(|(&c, u)| (u.seen, c)).min();
         }
         self.low.map(|(t, _)| t)
     }
 
-    /// CPU `cpu` was seen at `t`.
-    fn see(&mut self, cpu: u32, t: i64) {
-        self.seen.insert(cpu, t);
+    /// The least moved when `cpu` is seen at `t`.
+    fn moved(&mut self, cpu: u32, t: i64) {
         match self.low {
             // The least moved: found again when asked.
             Some((_, c)) if c == cpu => self.low = None,
@@ -82,23 +95,22 @@ impl Cpus {
         }
     }
 
+    /// `pid` left `cpu` (not the idle task): an `Out` switch.
     fn leave(
         &mut self,
         cpu: u32,
+        pid: i32,
         t: i64,
-        inferred: bool,
-        recorded_out: bool,
+        (inferred, recorded_out): (bool, bool),
         out: &mut Vec<Switch>,
     ) {
-        let Some(&pid) = self.cur.get(&cpu) else {
-            return;
-        };
         if pid == 0 {
             return;
         }
-        self.last_out.insert(pid, t);
-        if self.running_on.get(&pid) == Some(&cpu) {
-            self.running_on.remove(&pid);
+        let task = self.tasks.entry(pid).or_default();
+        task.last_out = Some(t);
+        if task.running_on == Some(cpu) {
+            task.running_on = None;
         }
         out.push(Switch {
             ts: t,
@@ -112,14 +124,17 @@ impl Cpus {
 
     fn enter(&mut self, cpu: u32, pid: i32, t: i64, inferred: bool, out: &mut Vec<Switch>) {
         if pid != 0 {
-            if let Some(&other) = self.running_on.get(&pid) {
-                if other != cpu {
-                    let at = self.seen.get(&other).copied().unwrap_or(t);
-                    self.leave(other, at, true, false, out);
-                    self.cur.insert(other, 0);
+            let task = self.tasks.entry(pid).or_default();
+            let other = task.running_on.replace(cpu).filter(|&o| o != cpu);
+            if let Some(other) = other {
+                if let Some(o) = self.cpus.get_mut(&other) {
+                    let (at, was) = (o.seen, o.cur);
+                    o.cur = 0;
+                    // (`was` is `pid`: a task runs where the last switch
+                    // put it.) It now runs on `cpu`, which leave() keeps.
+                    self.leave(other, was, at, (true, false), out);
                 }
             }
-            self.running_on.insert(pid, cpu);
             out.push(Switch {
                 ts: t,
                 cpu,
@@ -129,8 +144,8 @@ impl Cpus {
                 recorded_out: false,
             });
         }
-        self.cur.insert(cpu, pid);
-        self.see(cpu, t);
+        self.cpus.insert(cpu, Cpu { cur: pid, seen: t });
+        self.moved(cpu, t);
     }
 
     /// Feeds one event (in file order); appends the switches it implies.
@@ -140,34 +155,37 @@ impl Cpus {
             Kind::Switch { prev_pid, .. } => *prev_pid,
             _ => ev.pid,
         };
-        if let Some(&cur) = self.cur.get(&cpu) {
-            if cur != ctx {
-                let t_out = self.seen.get(&cpu).copied().unwrap_or(ts);
-                self.leave(cpu, t_out, true, false, out);
-                let t_in = if ctx != 0 {
-                    t_out
-                        .max(self.last_out.get(&ctx).copied().unwrap_or(t_out))
-                        .max(self.last_wake.get(&ctx).copied().unwrap_or(t_out))
-                        .min(ts)
-                } else {
-                    t_out
-                };
-                self.enter(cpu, ctx, t_in, true, out);
-            }
+        let known = self.cpus.get(&cpu).copied();
+        if let Some(c) = known.filter(|c| c.cur != ctx) {
+            let t_out = c.seen;
+            self.leave(cpu, c.cur, t_out, (true, false), out);
+            let t_in = if ctx != 0 {
+                let task = self.tasks.get(&ctx).copied().unwrap_or_default();
+                t_out
+                    .max(task.last_out.unwrap_or(t_out))
+                    .max(task.last_wake.unwrap_or(t_out))
+                    .min(ts)
+            } else {
+                t_out
+            };
+            self.enter(cpu, ctx, t_in, true, out);
         }
         match &ev.kind {
             Kind::Switch { next_pid, .. } => {
-                self.leave(cpu, ts, false, true, out);
+                if let Some(c) = self.cpus.get(&cpu).copied() {
+                    self.leave(cpu, c.cur, ts, (false, true), out);
+                }
                 self.enter(cpu, *next_pid, ts, false, out);
             }
             other => {
                 if let Kind::Wakeup { event, pid, .. } = other {
                     if event != "sched_waking" {
-                        self.last_wake.insert(*pid, ts);
+                        self.tasks.entry(*pid).or_default().last_wake = Some(ts);
                     }
                 }
-                if self.cur.contains_key(&cpu) {
-                    self.see(cpu, ts);
+                if let Some(c) = self.cpus.get_mut(&cpu) {
+                    c.seen = ts;
+                    self.moved(cpu, ts);
                 }
             }
         }
@@ -176,7 +194,189 @@ impl Cpus {
 
 #[cfg(test)]
 mod tests {
-    use super::Cpus;
+    use super::{Change, Cpus, Switch};
+    use crate::text::{Event, Kind};
+    use foldhash::HashMap;
+
+    /// The map-per-field bookkeeping `Cpus` had before, kept as the
+    /// reference its one-map-per-key form must agree with.
+    #[derive(Debug, Default)]
+    struct Reference {
+        cur: HashMap<u32, i32>,
+        seen: HashMap<u32, i64>,
+        last_out: HashMap<i32, i64>,
+        last_wake: HashMap<i32, i64>,
+        running_on: HashMap<i32, u32>,
+        /// The least of `seen` and its CPU, when known: asked after every
+        /// event, it is found again only when that CPU moves on (a machine
+        /// with many CPUs would look at each of them every event).
+        low: Option<(i64, u32)>,
+    }
+
+    impl Reference {
+        /// No switch reported after now can be earlier than this.
+        fn watermark(&mut self) -> Option<i64> {
+            if self.low.is_none() {
+                self.low = self.seen.iter().map(|(&c, &t)| (t, c)).min();
+            }
+            self.low.map(|(t, _)| t)
+        }
+
+        /// CPU `cpu` was seen at `t`.
+        fn see(&mut self, cpu: u32, t: i64) {
+            self.seen.insert(cpu, t);
+            match self.low {
+                // The least moved: found again when asked.
+                Some((_, c)) if c == cpu => self.low = None,
+                Some((least, _)) if t < least => self.low = Some((t, cpu)),
+                _ => {}
+            }
+        }
+
+        fn leave(
+            &mut self,
+            cpu: u32,
+            t: i64,
+            inferred: bool,
+            recorded_out: bool,
+            out: &mut Vec<Switch>,
+        ) {
+            let Some(&pid) = self.cur.get(&cpu) else {
+                return;
+            };
+            if pid == 0 {
+                return;
+            }
+            self.last_out.insert(pid, t);
+            if self.running_on.get(&pid) == Some(&cpu) {
+                self.running_on.remove(&pid);
+            }
+            out.push(Switch {
+                ts: t,
+                cpu,
+                change: Change::Out,
+                pid,
+                inferred,
+                recorded_out,
+            });
+        }
+
+        fn enter(&mut self, cpu: u32, pid: i32, t: i64, inferred: bool, out: &mut Vec<Switch>) {
+            if pid != 0 {
+                if let Some(&other) = self.running_on.get(&pid) {
+                    if other != cpu {
+                        let at = self.seen.get(&other).copied().unwrap_or(t);
+                        self.leave(other, at, true, false, out);
+                        self.cur.insert(other, 0);
+                    }
+                }
+                self.running_on.insert(pid, cpu);
+                out.push(Switch {
+                    ts: t,
+                    cpu,
+                    change: Change::In,
+                    pid,
+                    inferred,
+                    recorded_out: false,
+                });
+            }
+            self.cur.insert(cpu, pid);
+            self.see(cpu, t);
+        }
+
+        /// Feeds one event (in file order); appends the switches it implies.
+        fn feed(&mut self, ev: &Event, out: &mut Vec<Switch>) {
+            let (cpu, ts) = (ev.cpu, ev.ts_ns);
+            let ctx = match &ev.kind {
+                Kind::Switch { prev_pid, .. } => *prev_pid,
+                _ => ev.pid,
+            };
+            if let Some(&cur) = self.cur.get(&cpu) {
+                if cur != ctx {
+                    let t_out = self.seen.get(&cpu).copied().unwrap_or(ts);
+                    self.leave(cpu, t_out, true, false, out);
+                    let t_in = if ctx != 0 {
+                        t_out
+                            .max(self.last_out.get(&ctx).copied().unwrap_or(t_out))
+                            .max(self.last_wake.get(&ctx).copied().unwrap_or(t_out))
+                            .min(ts)
+                    } else {
+                        t_out
+                    };
+                    self.enter(cpu, ctx, t_in, true, out);
+                }
+            }
+            match &ev.kind {
+                Kind::Switch { next_pid, .. } => {
+                    self.leave(cpu, ts, false, true, out);
+                    self.enter(cpu, *next_pid, ts, false, out);
+                }
+                other => {
+                    if let Kind::Wakeup { event, pid, .. } = other {
+                        if event != "sched_waking" {
+                            self.last_wake.insert(*pid, ts);
+                        }
+                    }
+                    if self.cur.contains_key(&cpu) {
+                        self.see(cpu, ts);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Random events on a few CPUs and tasks (switches, wakeups of the
+    /// three kinds, others; times mostly rising, some stepping back)
+    /// give the same switches, inferred ones included, and the same
+    /// watermark as the reference, event after event.
+    #[test]
+    fn switches_are_the_references() {
+        for seed in 0..40u64 {
+            let (mut c, mut r) = (Cpus::new(), Reference::default());
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            let mut t = 1_000i64;
+            for line in 0..5_000u64 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let pick = |shift: u32, n: u64| ((x >> shift) % n) as i32;
+                t += i64::from(pick(8, 50)) - 5;
+                let (pid, other) = (pick(20, 7), pick(28, 7));
+                let kind = match pick(36, 6) {
+                    0 | 1 => Kind::Switch {
+                        prev_comm: String::new(),
+                        prev_pid: if pick(44, 4) == 0 { other } else { pid },
+                        prev_state: "S".into(),
+                        next_comm: String::new(),
+                        next_pid: pick(48, 7),
+                    },
+                    2 => Kind::Wakeup {
+                        event: ["sched_wakeup", "sched_waking", "sched_wakeup_new"]
+                            [pick(52, 3) as usize]
+                            .into(),
+                        comm: String::new(),
+                        pid: other,
+                    },
+                    _ => Kind::Other("irq".into()),
+                };
+                let ev = Event {
+                    line,
+                    pid,
+                    cpu: pick(56, 3) as u32,
+                    ts_ns: t,
+                    kind,
+                    ..Event::default()
+                };
+                a.clear();
+                b.clear();
+                c.feed(&ev, &mut a);
+                r.feed(&ev, &mut b);
+                assert_eq!(a, b, "seed {seed}, event {line}");
+                assert_eq!(c.watermark(), r.watermark(), "seed {seed}, event {line}");
+            }
+        }
+    }
 
     /// The kept least is always the least of the CPUs' times, whatever
     /// order they move in (times up, times back, ties, new CPUs).
@@ -192,9 +392,13 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             let cpu = ((x >> 33) % 9) as u32;
             let t = ((x >> 20) % 50) as i64 - 5;
-            c.see(cpu, t);
+            c.cpus
+                .entry(cpu)
+                .or_insert(super::Cpu { cur: 0, seen: t })
+                .seen = t;
+            c.moved(cpu, t);
             if (x >> 60) % 2 == 0 {
-                let want = c.seen.values().min().copied();
+                let want = c.cpus.values().map(|u| u.seen).min();
                 assert_eq!(c.watermark(), want);
             }
         }
