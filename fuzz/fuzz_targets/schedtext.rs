@@ -1,7 +1,10 @@
 //! The ftrace, trace-cmd and perf text readers on arbitrary bytes; the
-//! first byte picks the format, as a user's --os-format would.
+//! first byte picks the format, as a user's --os-format would. Each event
+//! read in the trace must be the one its line gives read alone: the
+//! reader takes a line's context from an earlier line that starts alike.
 #![no_main]
 
+use integrador_sched::text::TextReader;
 use integrador_sched::Format;
 use libfuzzer_sys::fuzz_target;
 
@@ -18,6 +21,17 @@ fuzz_target!(|data: &[u8]| {
     if format == Format::Os {
         return;
     }
-    let mut r = integrador_sched::text::TextReader::new(rest, format);
-    while let Ok(Some(_)) = r.next_event() {}
+    let lines: Vec<&[u8]> = rest.split(|&b| b == b'\n').collect();
+    let mut r = TextReader::new(rest, format);
+    while let Ok(Some(ev)) = r.next_event() {
+        let i = usize::try_from(ev.line).unwrap() - 1;
+        let mut one = lines[i].to_vec();
+        one.push(b'\n');
+        let mut alone = TextReader::new(&one[..], format)
+            .next_event()
+            .expect("a line read in the trace reads alone")
+            .expect("and gives an event");
+        alone.line = ev.line;
+        assert_eq!(alone, ev);
+    }
 });
