@@ -1,7 +1,8 @@
 //! The ftrace, trace-cmd and perf text readers on arbitrary bytes; the
 //! first byte picks the format, as a user's --os-format would. Each event
 //! read in the trace must be the one its line gives read alone: the
-//! reader takes a line's context from an earlier line that starts alike.
+//! reader takes a line's context from an earlier line that starts alike,
+//! and stores each event into the last one's strings.
 #![no_main]
 
 use integrador_sched::text::TextReader;
@@ -23,7 +24,9 @@ fuzz_target!(|data: &[u8]| {
     }
     let lines: Vec<&[u8]> = rest.split(|&b| b == b'\n').collect();
     let mut r = TextReader::new(rest, format);
-    while let Ok(Some(ev)) = r.next_event() {
+    // One event filled again and again, as the converter reads.
+    let mut ev = integrador_sched::text::Event::default();
+    while let Ok(true) = r.read_into(&mut ev) {
         let i = usize::try_from(ev.line).unwrap() - 1;
         let mut one = lines[i].to_vec();
         one.push(b'\n');

@@ -274,12 +274,133 @@ fn num(s: &str) -> Option<i32> {
 }
 
 /// `comm:pid [prio]`: split on the last `:` before the pid.
-fn plugin_task(s: &str, pool: &mut Pool) -> Option<(String, i32)> {
+fn plugin_task(s: &str) -> Option<(&str, i32)> {
     let s = s.trim();
     let s = s.get(..s.rfind(" [").unwrap_or(s.len()))?;
     let (c, p) = s.rsplit_once(':')?;
     let pid = p.trim().parse().ok()?;
-    Some((pool.own(c), pid))
+    Some((c, pid))
+}
+
+/// An event's [`Kind`] as read, borrowed from its line: stored into the
+/// reader's event in place ([`Payload::store`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Payload<'a> {
+    Switch {
+        prev_comm: &'a str,
+        prev_pid: i32,
+        prev_state: &'a str,
+        next_comm: &'a str,
+        next_pid: i32,
+    },
+    Wakeup {
+        event: &'a str,
+        comm: &'a str,
+        pid: i32,
+    },
+    Fork {
+        pid: i32,
+        child_comm: &'a str,
+        child_pid: i32,
+    },
+    Exit {
+        pid: i32,
+    },
+    Marker(&'a str),
+    Other(&'a str),
+}
+
+/// Overwrites `dst` with `s`, in its own buffer.
+#[inline]
+fn set(dst: &mut String, s: &str) {
+    dst.clear();
+    dst.push_str(s);
+}
+
+impl Payload<'_> {
+    /// Writes this into `kind`: into its own strings when it is of the
+    /// same kind (nearly always: a trace is mostly switches and
+    /// wakeups), else into strings from `pool`, `kind`'s given back.
+    fn store(self, kind: &mut Kind, pool: &mut Pool) {
+        match (self, &mut *kind) {
+            (
+                Payload::Switch {
+                    prev_comm: a,
+                    prev_pid: b,
+                    prev_state: c,
+                    next_comm: d,
+                    next_pid: e,
+                },
+                Kind::Switch {
+                    prev_comm,
+                    prev_pid,
+                    prev_state,
+                    next_comm,
+                    next_pid,
+                },
+            ) => {
+                set(prev_comm, a);
+                set(prev_state, c);
+                set(next_comm, d);
+                (*prev_pid, *next_pid) = (b, e);
+            }
+            (
+                Payload::Wakeup {
+                    event: a,
+                    comm: b,
+                    pid: c,
+                },
+                Kind::Wakeup { event, comm, pid },
+            ) => {
+                set(event, a);
+                set(comm, b);
+                *pid = c;
+            }
+            (Payload::Marker(a), Kind::Marker(t)) | (Payload::Other(a), Kind::Other(t)) => {
+                set(t, a);
+            }
+            (p, k) => {
+                pool.give_kind(k);
+                *k = p.owned(pool);
+            }
+        }
+    }
+
+    /// This as a new [`Kind`], its strings from `pool`.
+    fn owned(self, pool: &mut Pool) -> Kind {
+        match self {
+            Payload::Switch {
+                prev_comm,
+                prev_pid,
+                prev_state,
+                next_comm,
+                next_pid,
+            } => Kind::Switch {
+                prev_comm: pool.own(prev_comm),
+                prev_pid,
+                prev_state: pool.own(prev_state),
+                next_comm: pool.own(next_comm),
+                next_pid,
+            },
+            Payload::Wakeup { event, comm, pid } => Kind::Wakeup {
+                event: pool.own(event),
+                comm: pool.own(comm),
+                pid,
+            },
+            Payload::Fork {
+                pid,
+                child_comm,
+                child_pid,
+            } => Kind::Fork {
+                pid,
+                child_comm: pool.own(child_comm),
+                child_pid,
+            },
+            Payload::Exit { pid } => Kind::Exit { pid },
+            Payload::Marker(t) => Kind::Marker(pool.own(t)),
+            Payload::Other(t) => Kind::Other(pool.own(t)),
+        }
+    }
 }
 
 /// Strings of events read before, kept for the next ones: a reader that
@@ -305,10 +426,9 @@ impl Pool {
         }
     }
 
-    /// Takes back the strings of an event about to be overwritten.
-    fn recycle(&mut self, ev: &mut Event) {
-        self.give(&mut ev.comm);
-        match &mut ev.kind {
+    /// Takes back the strings of a kind about to be overwritten.
+    fn give_kind(&mut self, kind: &mut Kind) {
+        match kind {
             Kind::Switch {
                 prev_comm,
                 prev_state,
@@ -376,7 +496,7 @@ impl<'a> Fields<'a> {
 /// ftrace's and perf's sched_switch (`prev_comm= prev_pid= prev_prio=
 /// prev_state= ==> next_comm= next_pid= next_prio=`), in that order;
 /// `None` sends any other shape to the general reading.
-fn switch_in_order(p: &str, pool: &mut Pool) -> Option<Kind> {
+fn switch_in_order(p: &str) -> Option<Payload<'_>> {
     let mut f = Fields { s: p, at: 0 };
     f.expect("prev_comm=")?;
     let prev_comm = f.until(" prev_pid=")?;
@@ -386,22 +506,22 @@ fn switch_in_order(p: &str, pool: &mut Pool) -> Option<Kind> {
     f.expect("next_comm=")?;
     let next_comm = f.until(" next_pid=")?;
     let next_pid = f.int()?;
-    Some(Kind::Switch {
-        prev_comm: pool.own(prev_comm),
+    Some(Payload::Switch {
+        prev_comm,
         prev_pid,
-        prev_state: pool.own(prev_state),
-        next_comm: pool.own(next_comm),
+        prev_state,
+        next_comm,
         next_pid,
     })
 }
 
 /// sched_switch's fields wherever they are, each found from the start.
-fn switch_by_search(p: &str, pool: &mut Pool) -> Option<Kind> {
-    Some(Kind::Switch {
-        prev_comm: pool.own(between(p, &PREV_COMM, Some(&PREV_PID))?),
+fn switch_by_search(p: &str) -> Option<Payload<'_>> {
+    Some(Payload::Switch {
+        prev_comm: between(p, &PREV_COMM, Some(&PREV_PID))?,
         prev_pid: num(between(p, &PREV_PID, None)?)?,
-        prev_state: pool.own(between(p, &PREV_STATE, Some(&ARROW))?),
-        next_comm: pool.own(between(p, &NEXT_COMM, Some(&NEXT_PID))?),
+        prev_state: between(p, &PREV_STATE, Some(&ARROW))?,
+        next_comm: between(p, &NEXT_COMM, Some(&NEXT_PID))?,
         next_pid: num(between(p, &NEXT_PID, None)?)?,
     })
 }
@@ -414,21 +534,21 @@ fn wakeup_in_order(p: &str) -> Option<(&str, i32)> {
     Some((comm, f.int()?))
 }
 
-fn payload_kind(event: &str, p: &str, pool: &mut Pool) -> Option<Kind> {
+fn payload_kind<'a>(event: &'a str, p: &'a str) -> Option<Payload<'a>> {
     Some(match event {
         "sched_switch" => {
-            if let Some(k) = switch_in_order(p, pool) {
+            if let Some(k) = switch_in_order(p) {
                 k
             } else if SWITCH_FIELDS.find(p).is_some() {
-                switch_by_search(p, pool)?
+                switch_by_search(p)?
             } else {
                 // trace-cmd's plugin: `prev:pid [prio] STATE ==> next:pid [prio]`.
                 let (left, right) = p.split_once(" ==> ")?;
                 let close = left.rfind("] ")?;
-                let (prev_comm, prev_pid) = plugin_task(left.get(..=close)?, pool)?;
-                let prev_state = pool.own(left.get(close + 2..)?.trim());
-                let (next_comm, next_pid) = plugin_task(right, pool)?;
-                Kind::Switch {
+                let (prev_comm, prev_pid) = plugin_task(left.get(..=close)?)?;
+                let prev_state = left.get(close + 2..)?.trim();
+                let (next_comm, next_pid) = plugin_task(right)?;
+                Payload::Switch {
                     prev_comm,
                     prev_pid,
                     prev_state,
@@ -438,40 +558,36 @@ fn payload_kind(event: &str, p: &str, pool: &mut Pool) -> Option<Kind> {
             }
         }
         "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => {
-            let (comm, pid) = if let Some((c, pid)) = wakeup_in_order(p) {
-                (pool.own(c), pid)
+            let (comm, pid) = if let Some(w) = wakeup_in_order(p) {
+                w
             } else if PID.find(p).is_some() {
                 (
-                    pool.own(between(p, &COMM, Some(&PID))?),
+                    between(p, &COMM, Some(&PID))?,
                     num(between(p, &PID, None)?)?,
                 )
             } else {
-                plugin_task(p.get(..p.rfind(" CPU:").unwrap_or(p.len()))?, pool)?
+                plugin_task(p.get(..p.rfind(" CPU:").unwrap_or(p.len()))?)?
             };
-            Kind::Wakeup {
-                event: pool.own(event),
-                comm,
-                pid,
-            }
+            Payload::Wakeup { event, comm, pid }
         }
-        "sched_process_fork" => Kind::Fork {
+        "sched_process_fork" => Payload::Fork {
             pid: num(between(p, &PID, None)?)?,
-            child_comm: pool.own(between(p, &CHILD_COMM, Some(&CHILD_PID))?),
+            child_comm: between(p, &CHILD_COMM, Some(&CHILD_PID))?,
             child_pid: num(between(p, &CHILD_PID, None)?)?,
         },
-        "sched_process_exit" => Kind::Exit {
+        "sched_process_exit" => Payload::Exit {
             pid: num(between(p, &PID, None)?)?,
         },
-        "tracing_mark_write" => Kind::Marker(pool.own(p.trim())),
+        "tracing_mark_write" => Payload::Marker(p.trim()),
         "print" => {
             // trace-cmd: `0xffffffff8149ab1a: text`.
             let t = match p.trim().split_once(": ") {
                 Some((a, b)) if a.starts_with("0x") => b,
                 _ => p.trim(),
             };
-            Kind::Marker(pool.own(t))
+            Payload::Marker(t)
         }
-        other => Kind::Other(pool.own(other)),
+        other => Payload::Other(other),
     })
 }
 
@@ -590,7 +706,6 @@ impl<R: BufRead> TextReader<R> {
     /// `Ok(false)` at the end.
     pub fn read_into(&mut self, ev: &mut Event) -> Result<bool, TextError> {
         let mut pool = std::mem::take(&mut self.pool);
-        pool.recycle(ev);
         let more = self.fill(ev, &mut pool);
         self.pool = pool;
         more
@@ -600,7 +715,7 @@ impl<R: BufRead> TextReader<R> {
         let Some((line, h)) = self.next_line()? else {
             return Ok(false);
         };
-        let kind = payload_kind(h.event, h.payload, pool).ok_or_else(|| TextError {
+        let kind = payload_kind(h.event, h.payload).ok_or_else(|| TextError {
             line,
             what: format!(
                 "{} payload does not parse: `{}`",
@@ -608,15 +723,15 @@ impl<R: BufRead> TextReader<R> {
                 h.text.trim_start().chars().take(120).collect::<String>()
             ),
         })?;
-        // Field by field: a whole new `Event` was built, moved in and the
-        // old one dropped, its strings already given back.
+        // Field by field, strings into the event's own buffers: neither a
+        // new `Event` nor new strings.
         ev.line = line;
-        ev.comm = pool.own(h.comm);
+        set(&mut ev.comm, h.comm);
         ev.pid = h.pid;
         ev.tgid = h.tgid;
         ev.cpu = h.cpu;
         ev.ts_ns = h.ts_ns;
-        ev.kind = kind;
+        kind.store(&mut ev.kind, pool);
         Ok(true)
     }
 }
@@ -1057,7 +1172,8 @@ mod tests {
     /// alone does, in every format: same task on the same CPU, another
     /// CPU, a comm that holds brackets and digits, a tgid column, a line
     /// cut right after its CPU column, a CPU number that runs on past the
-    /// last one's `]`, perf's `pid/tid`.
+    /// last one's `]`, perf's `pid/tid`; and into one event filled again
+    /// and again, whatever kind came before.
     #[test]
     fn contexts_taken_from_the_line_before_are_the_lines_own() {
         let ftrace = [
@@ -1071,6 +1187,13 @@ mod tests {
             "  bash-12  (   10) [001] d..2.  10.000008: sched_process_exit: comm=bash pid=12 prio=120",
             "  bash-12  (   10) [001] d..2.  10.000009: sched_process_exit: comm=bash pid=12 prio=120",
             "  bash-12  (   11) [001] d..2.  10.000010: sched_process_exit: comm=bash pid=12 prio=120",
+            "  bash-12  [001] d..2.  10.000013: sched_process_fork: comm=bash pid=12 child_comm=bash child_pid=15",
+            "  bash-12  [001] d..2.  10.000014: tracing_mark_write: hello",
+            "  bash-12  [001] d..2.  10.000015: irq_handler_entry: irq=1 name=x",
+            "  bash-12  [001] d..2.  10.000016: sched_switch: prev_comm=bash prev_pid=12 prev_prio=120 prev_state=R+ ==> next_comm=kworker/0:1 next_pid=8 next_prio=120",
+            "  kworker/0:1-8  [001] d..2.  10.000016: sched_switch: prev_comm=kworker/0:1 prev_pid=8 prev_prio=120 prev_state=D ==> next_comm=bash next_pid=12 next_prio=120",
+            "  bash-12  [001] d..2.  10.000017: sched_wakeup: comm=a b pid=7 prio=120 target_cpu=001",
+            "  bash-12  [001] d..2.  10.000018: sched_wakeup_new: comm=c pid=9 prio=120 target_cpu=001",
             "  bash-12  [001]",
             "  bash-12  [001] d..2.  10.000011: sched_process_exit: comm=bash pid=12 prio=120",
             "  bash-12  [0011] d..2.  10.000012: sched_process_exit: comm=bash pid=12 prio=120",
@@ -1086,13 +1209,20 @@ mod tests {
             let lines: Vec<&str> = lines.iter().chain(lines.iter().rev()).copied().collect();
             let text = lines.join("\n") + "\n";
             let mut whole = TextReader::new(text.as_bytes(), format);
+            let mut reused = Event::default();
             let mut end = 0;
             for (i, l) in lines.iter().enumerate() {
                 end += l.len() + 1;
                 let alone_text = format!("{l}\n");
                 let mut alone = TextReader::new(alone_text.as_bytes(), format);
                 let a = alone.next_event().map_err(|e| e.what);
-                let w = whole.next_event().map_err(|e| e.what);
+                // One event filled again and again, as a converter reads:
+                // its strings are overwritten in place or swapped for
+                // others of the pool when the kind changes.
+                let w = whole
+                    .read_into(&mut reused)
+                    .map(|more| more.then(|| reused.clone()))
+                    .map_err(|e| e.what);
                 match (a, w) {
                     (Ok(Some(mut a)), Ok(Some(w))) => {
                         a.line = i as u64 + 1;
@@ -1116,7 +1246,6 @@ mod tests {
     /// general path's.
     #[test]
     fn in_order_readings_agree_with_the_general_ones() {
-        let mut pool = Pool::default();
         for (prev, state, next) in [
             ("bash", "S", "swapper/1"),
             ("kworker/u4:2", "R+", "<idle>"),
@@ -1129,9 +1258,9 @@ mod tests {
                 let p = format!(
                     "prev_comm={prev} prev_pid={pp} prev_prio=-1 prev_state={state} ==> next_comm={next} next_pid={np} next_prio=120"
                 );
-                let fast = switch_in_order(&p, &mut pool);
+                let fast = switch_in_order(&p);
                 assert!(fast.is_some(), "{p}");
-                assert_eq!(fast, switch_by_search(&p, &mut pool), "{p}");
+                assert_eq!(fast, switch_by_search(&p), "{p}");
                 let w = format!("comm={prev} pid={pp} prio=120 target_cpu=001");
                 let fast = wakeup_in_order(&w).map(|(c, p)| (c.to_string(), p));
                 let slow = (|| {
