@@ -134,23 +134,30 @@ struct Known {
     cpu: u32,
 }
 
+impl Known {
+    /// The context of `l`, whose prefix's `]` is at `close`.
+    fn of(self, l: &str, close: usize) -> Option<Context<'_>> {
+        let comm = l.get(self.comm.0..self.comm.1)?;
+        Some((comm, self.pid, self.tgid, self.cpu, close))
+    }
+}
+
 impl Contexts {
     /// More prefixes than this (a trace with more tasks and CPUs than
     /// any machine runs at once, or a hostile one) start the map again:
     /// memory stays bounded.
     const MAX: usize = 4096;
 
-    /// The context of `l` when a line began with the same prefix.
+    /// The context of a line that begins with a known prefix, and the
+    /// offset of that prefix's `]`.
     #[inline]
-    fn reuse<'a>(&self, l: &'a str) -> Option<Context<'a>> {
+    fn find(&self, l: &[u8]) -> Option<(Known, usize)> {
         let n = self.guess;
-        let prefix = l.as_bytes().get(..n)?;
+        let prefix = l.get(..n)?;
         if prefix.last() != Some(&b']') {
             return None;
         }
-        let k = self.known.get(prefix)?;
-        let comm = l.get(k.comm.0..k.comm.1)?;
-        Some((comm, k.pid, k.tgid, k.cpu, n - 1))
+        Some((*self.known.get(prefix)?, n - 1))
     }
 
     fn keep(&mut self, l: &str, c: &Context<'_>) {
@@ -652,11 +659,20 @@ impl<R: BufRead> TextReader<R> {
     /// wants to know who ran, not what happened, parses nothing more and
     /// allocates nothing); `Ok(None)` at the end.
     pub fn next_context(&mut self) -> Result<Option<Line<'_>>, TextError> {
-        loop {
+        let known = loop {
             if !self.read()? {
                 return Ok(None);
             }
-            let t = self.buf.trim_ascii();
+            let l = self.buf.trim_ascii_end();
+            // A line that starts like an event line read before is one:
+            // no comment, loss marker or perf frame starts with the text
+            // up to a `[cpu]` column's `]` (none holds such a column, or
+            // it would not be what it is). The checks below cost as much
+            // as the rest of the context's reading.
+            if let Some(k) = self.contexts.find(l.as_bytes()) {
+                break Some(k);
+            }
+            let t = l.trim_ascii_start();
             if t.is_empty()
                 || t.starts_with('#')
                 || t.starts_with("cpus=")
@@ -671,11 +687,11 @@ impl<R: BufRead> TextReader<R> {
             if self.format == Format::Perf && perf_frame(t) {
                 continue;
             }
-            break;
-        }
+            break None;
+        };
         let number = self.line;
         let l = self.buf.trim_ascii_end();
-        let c = match self.contexts.reuse(l) {
+        let c = match known.and_then(|(k, close)| k.of(l, close)) {
             Some(c) => c,
             None => {
                 let c = context(l, self.format).map_err(|what| line_error(number, what, l))?;
