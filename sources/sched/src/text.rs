@@ -103,6 +103,8 @@ pub struct TextReader<R> {
     reader: R,
     format: Format,
     line: u64,
+    /// Bytes read before the last line, and up to its end.
+    offsets: (u64, u64),
     buf: String,
     /// The last line, when it had no newline (left out).
     pub cut: Option<u64>,
@@ -605,6 +607,7 @@ impl<R: BufRead> TextReader<R> {
             reader,
             format,
             line: 0,
+            offsets: (0, 0),
             cut: None,
             buf: String::new(),
             lost: Vec::new(),
@@ -621,6 +624,7 @@ impl<R: BufRead> TextReader<R> {
     /// Reads the next line into the buffer: `Ok(false)` at the end.
     fn read(&mut self) -> Result<bool, TextError> {
         let line = self.line + 1;
+        self.offsets.0 = self.offsets.1;
         let end = integrador_lines::read_text_line(
             &mut self.reader,
             &mut self.buf,
@@ -641,6 +645,7 @@ impl<R: BufRead> TextReader<R> {
             }
             Some(integrador_lines::End::Newline) => {
                 self.line = line;
+                self.offsets.1 += self.buf.len() as u64;
                 Ok(true)
             }
         }
@@ -702,6 +707,7 @@ impl<R: BufRead> TextReader<R> {
         let (comm, pid, tgid, cpu, close) = c;
         Ok(Some(Line {
             number,
+            at: self.offsets.0,
             comm,
             pid,
             tgid,
@@ -788,6 +794,8 @@ fn line_error(line: u64, what: String, l: &str) -> TextError {
 pub struct Line<'a> {
     /// 1-based line number.
     pub number: u64,
+    /// The byte offset of its start in what the reader reads.
+    pub at: u64,
     /// The context task's comm.
     pub comm: &'a str,
     /// Its pid (perf: tid).
@@ -1168,6 +1176,7 @@ mod tests {
                 };
                 let line = Line {
                     number: 1,
+                    at: 0,
                     comm,
                     pid,
                     tgid,

@@ -52,11 +52,7 @@ impl Scan {
     /// Pass 1 over the whole file on this thread.
     fn whole(path: &Path, format: Format) -> Result<Scan> {
         let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-        let r = TextReader::new(
-            BufReader::with_capacity(crate::input::buffer_size(path), file),
-            format,
-        );
-        Scan::part(r)
+        Scan::part(file, format, crate::input::buffer_size(path))
             .map(|(s, _)| s)
             .map_err(|e| Error::in_file(path, e))
     }
@@ -95,8 +91,7 @@ impl Scan {
             let _core = core;
             let mut f = crate::input::open_on_thread(&p)?;
             f.seek(SeekFrom::Start(mid))?;
-            let r = TextReader::new(BufReader::with_capacity(cap, f), format);
-            Ok::<_, std::io::Error>(Scan::part(r))
+            Ok::<_, std::io::Error>(Scan::part(f, format, cap))
         });
         let Ok(second) = spawned else {
             // No thread to be had (a tight memory limit): the whole file
@@ -104,8 +99,7 @@ impl Scan {
             return Scan::whole(path, format);
         };
         let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-        let r = TextReader::new(BufReader::with_capacity(cap, file.take(mid)), format);
-        let first = Scan::part(r);
+        let first = Scan::part(file.take(mid), format, cap);
         let second = second
             .join()
             .map_err(|_| Error::in_file(path, "pass 1's second half failed"))?
@@ -119,17 +113,22 @@ impl Scan {
         Ok(a)
     }
 
-    /// Pass 1 over what `r` reads: the scan and the lines read, or the
-    /// first line in error (numbered from `r`'s start).
-    fn part<R: std::io::BufRead>(
-        mut r: TextReader<R>,
+    /// Pass 1 over what `input` reads (in `cap`-byte reads): the scan
+    /// and the lines read, or the first line in error (numbered from
+    /// `input`'s start).
+    fn part<R: Read>(
+        input: R,
+        format: Format,
+        cap: usize,
     ) -> std::result::Result<(Scan, u64), TextError> {
         let mut s = Scan::default();
         // Only the context column is parsed, and the rest of the lines
         // that hold the marker text; a name is copied only when it
         // changes. (A line whose event does not parse is reported by
         // pass 2, as it would be here.)
-        let marker = memchr::memmem::Finder::new(MARKER);
+        let spot = Spot::new(input);
+        let hits = std::rc::Rc::clone(&spot.hits);
+        let mut r = TextReader::new(BufReader::with_capacity(cap, spot), format);
         while let Some(l) = r.next_context()? {
             if l.pid > 0 {
                 let t = s.tasks.entry(l.pid).or_default();
@@ -141,9 +140,17 @@ impl Scan {
                     t.comm = l.comm.to_string();
                 }
             }
-            if marker.find(l.text.as_bytes()).is_none() {
+            // The marker is in this line when it starts in its text (it
+            // holds neither a newline nor a space).
+            let (at, end) = (l.at, l.at + l.text.len() as u64);
+            let mut h = hits.borrow_mut();
+            while h.front().is_some_and(|&x| x < at) {
+                h.pop_front();
+            }
+            if !h.front().is_some_and(|&x| x < end) {
                 continue;
             }
+            drop(h);
             let (line, h) = (l.number, l.head()?);
             let text = match h.event {
                 "tracing_mark_write" => h.payload.trim(),
@@ -218,6 +225,67 @@ impl Scan {
             }
         }
         Ok(())
+    }
+}
+
+/// A reader that finds [`MARKER`] in the bytes as they are read, a
+/// buffer at a time: pass 1 asks of each line only whether a marker
+/// starts in it. (Looked for line by line, it was a quarter of pass 1.)
+struct Spot<R> {
+    inner: R,
+    finder: memchr::memmem::Finder<'static>,
+    /// Bytes read so far.
+    read: u64,
+    /// The last bytes read, one fewer than the marker's: a marker cut by
+    /// the end of a read is found with the next one.
+    tail: Vec<u8>,
+    /// Where markers start (offsets in what is read), in order; the
+    /// scan drops those behind its line.
+    hits: std::rc::Rc<std::cell::RefCell<std::collections::VecDeque<u64>>>,
+}
+
+impl<R: Read> Spot<R> {
+    fn new(inner: R) -> Spot<R> {
+        Spot {
+            inner,
+            finder: memchr::memmem::Finder::new(MARKER),
+            read: 0,
+            tail: Vec::new(),
+            hits: Default::default(),
+        }
+    }
+}
+
+impl<R: Read> Read for Spot<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let got = buf.get(..n).unwrap_or_default();
+        let keep = MARKER.len() - 1;
+        let mut hits = self.hits.borrow_mut();
+        // Markers that start in the last read's tail and end in this one.
+        let before = self.tail.len();
+        self.tail
+            .extend_from_slice(got.get(..keep.min(n)).unwrap_or(got));
+        let base = self.read - before as u64;
+        hits.extend(
+            self.finder
+                .find_iter(&self.tail)
+                .take_while(|&i| i < before)
+                .map(|i| base + i as u64),
+        );
+        hits.extend(self.finder.find_iter(got).map(|i| self.read + i as u64));
+        // The new tail: the last `keep` bytes read, this read's or with
+        // the old tail's before them.
+        if n >= keep {
+            self.tail.clear();
+            self.tail
+                .extend_from_slice(got.get(n - keep..).unwrap_or_default());
+        } else {
+            let extra = self.tail.len().saturating_sub(keep);
+            self.tail.drain(..extra);
+        }
+        self.read += n as u64;
+        Ok(n)
     }
 }
 
@@ -320,6 +388,35 @@ mod tests {
                         _ => panic!("{name} split at {mid}: {whole:?} vs {split:?}"),
                     }
                 }
+            }
+        }
+    }
+
+    /// Read in pieces of any size, markers cut anywhere by a piece's end
+    /// and markers back to back included, the spotter finds each marker
+    /// where a search of the whole finds it.
+    #[test]
+    fn markers_are_spotted_across_reads() {
+        let mut x: u64 = 7;
+        for round in 0..300 {
+            let mut data = Vec::new();
+            for _ in 0..(round % 9) {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let gap = (x >> 40) as usize % 30;
+                data.extend((0..gap).map(|i| b"integrador_epoc=\n "[(i + round) % 18]));
+                data.extend_from_slice(MARKER.as_bytes());
+            }
+            let want: Vec<u64> = memchr::memmem::find_iter(&data, MARKER)
+                .map(|i| i as u64)
+                .collect();
+            for piece in 1..=40 {
+                let mut spot = Spot::new(&data[..]);
+                let mut buf = vec![0; piece];
+                while spot.read(&mut buf).unwrap() > 0 {}
+                let got: Vec<u64> = spot.hits.borrow().iter().copied().collect();
+                assert_eq!(got, want, "round {round}, pieces of {piece}");
             }
         }
     }
