@@ -147,7 +147,7 @@ impl Scan {
             while h.front().is_some_and(|&x| x < at) {
                 h.pop_front();
             }
-            if !h.front().is_some_and(|&x| x < end) {
+            if h.front().is_none_or(|&x| x >= end) {
                 continue;
             }
             drop(h);
