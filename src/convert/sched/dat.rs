@@ -12,8 +12,10 @@ use std::path::Path;
 pub(super) enum Events {
     Text(integrador_sched::text::TextReader<std::io::BufReader<crate::input::Reader>>),
     /// Text decoded on a thread of its own (crate::prefetch); at the end,
-    /// the cut line and the lost-event count it reported.
-    Thread(Prefetch<Event, TextEnd>, TextEnd),
+    /// the cut line and the lost-event count it reported. Events are
+    /// boxed: each is swapped out of its batch as a pointer, not as its
+    /// 136 bytes.
+    Thread(Prefetch<Box<Event>, TextEnd>, TextEnd),
     Dat(Box<TraceDat<crate::input::Reader>>),
 }
 
@@ -41,7 +43,7 @@ pub(super) fn spawn_text(path: &Path, format: integrador_sched::Format) -> Event
                     format,
                 ))
             },
-            move |r, slot: &mut Event| r.read_into(slot).map_err(|e| Error::in_file(&q, e)),
+            move |r, slot: &mut Box<Event>| r.read_into(slot).map_err(|e| Error::in_file(&q, e)),
             |r| Ok((r.cut, lost(&r.lost))),
         ),
         (None, 0),
@@ -55,13 +57,13 @@ fn lost(l: &integrador_sched::text::Lost) -> u64 {
 impl Events {
     /// Overwrites `ev` with the next event (the text readers reuse its
     /// strings); `Ok(false)` at the end.
-    pub(super) fn next_into(&mut self, path: &Path, ev: &mut Event) -> Result<bool> {
+    pub(super) fn next_into(&mut self, path: &Path, ev: &mut Box<Event>) -> Result<bool> {
         match self {
             Events::Text(r) => r.read_into(ev).map_err(|e| Error::in_file(path, e)),
             Events::Thread(p, end) => p.swap_next(ev, end),
             Events::Dat(d) => match d.next_event().map_err(|e| Error::in_file(path, e))? {
                 Some(e) => {
-                    *ev = event(e);
+                    **ev = event(e);
                     Ok(true)
                 }
                 None => Ok(false),

@@ -286,8 +286,17 @@ impl SchedSource {
     }
 
     fn row(&mut self, reg: &mut Registry, pid: i32) -> Row {
-        if let Some(&r) = self.rows.get(&pid) {
-            return r;
+        self.row_on(reg, pid, None)
+    }
+
+    /// Task `pid`'s row, first marked on or off a CPU when `on_cpu` says
+    /// (one lookup for both).
+    fn row_on(&mut self, reg: &mut Registry, pid: i32, on_cpu: Option<bool>) -> Row {
+        if let Some(r) = self.rows.get_mut(&pid) {
+            if let Some(on) = on_cpu {
+                r.on_cpu = on;
+            }
+            return *r;
         }
         let container = self.container(reg, pid);
         let os = &self.os;
@@ -299,7 +308,7 @@ impl SchedSource {
             runnable: reg.value_of(ty, "runnable", &os.runnable),
             sleeping: reg.value_of(ty, "sleeping", &os.sleeping),
             blocked: reg.value_of(ty, "blocked", &os.blocked),
-            on_cpu: false,
+            on_cpu: on_cpu.unwrap_or(false),
         };
         self.rows.insert(pid, r);
         r
@@ -328,10 +337,7 @@ impl SchedSource {
         if pid <= 0 {
             return;
         }
-        let r = self.row(reg, pid);
-        if let Some(row) = self.rows.get_mut(&pid) {
-            row.on_cpu = on_cpu;
-        }
+        let r = self.row_on(reg, pid, Some(on_cpu));
         let op = Op::SetState {
             container: r.container,
             ty: r.ty,
@@ -360,7 +366,8 @@ impl SchedSource {
                         Format::TraceCmd => std::borrow::Cow::Owned(kernel_state(state)),
                         _ => std::borrow::Cow::Borrowed(state),
                     };
-                    if self.exiting.contains(&s.pid) {
+                    // (Nearly always empty: no hash then.)
+                    if !self.exiting.is_empty() && self.exiting.contains(&s.pid) {
                         // Its switch after sched_process_exit, whatever
                         // state the tool printed.
                         self.end(reg, ev.line, s.ts, s.pid);
@@ -452,10 +459,7 @@ impl SchedSource {
         if pid <= 0 {
             return;
         }
-        let r = self.row(reg, pid);
-        if let Some(row) = self.rows.get_mut(&pid) {
-            row.on_cpu = false;
-        }
+        let r = self.row_on(reg, pid, Some(false));
         self.exiting.remove(&pid);
         let op = Op::PopState {
             container: r.container,
