@@ -189,13 +189,30 @@ impl<const CAP: usize> Short<CAP> {
         self.push_digits(abs % 1_000_000_000, 9);
     }
 
-    /// Rewrites the last nine digits as `ns`'s decimals: a text that
-    /// [`push_seconds`](Self::push_seconds) ended, for a time in the same
-    /// second.
+    /// Rewrites the last nine digits, `old`'s decimals, as `new`'s: a
+    /// text that [`push_seconds`](Self::push_seconds) ended, for a time in
+    /// the same second. Only the trailing pairs that differ are written:
+    /// times in a row share their leading decimals.
     #[inline]
-    pub fn replace_decimals(&mut self, ns: u64) {
-        self.len = self.len.saturating_sub(9);
-        self.push_digits(ns % 1_000_000_000, 9);
+    pub fn replace_decimals(&mut self, old: u64, new: u64) {
+        let (mut a, mut b) = (old % 1_000_000_000, new % 1_000_000_000);
+        let mut i = self.len;
+        for _ in 0..4 {
+            if a == b {
+                return;
+            }
+            i = i.saturating_sub(2);
+            if let Some(two) = self.bytes.get_mut(i..i + 2) {
+                two.copy_from_slice(&pair((b % 100) as usize));
+            }
+            a /= 100;
+            b /= 100;
+        }
+        if a != b {
+            if let Some(first) = self.bytes.get_mut(i.saturating_sub(1)) {
+                *first = b'0' + (b % 10) as u8;
+            }
+        }
     }
 
     /// Appends the text to `out`: the whole block, then the excess cut.
