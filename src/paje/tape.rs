@@ -623,12 +623,9 @@ mod tests {
         #[test]
         fn times_in_a_row_are_each_their_own_text(
             base: i64,
+            // Across seconds, by a few ns, within a second.
             steps in proptest::collection::vec(
-                proptest::prop_oneof![
-                    -3_000_000_000i64..3_000_000_000,
-                    -1_000i64..1_000,
-                    0i64..100_000_000,
-                ],
+                proptest::prop_oneof![-3_000_000_000i64..3_000_000_000, -1_000i64..1_000, 0..10i64.pow(8)],
                 1..30,
             ),
         ) {
