@@ -914,17 +914,12 @@ fn event_part<'a>(line: &Line<'a>) -> Result<Head<'a>, &'static str> {
     while b.get(j).is_some_and(|&c| c != b' ') {
         j += 1;
     }
-    let ends_colon = |end: usize| end > start && b.get(end - 1) == Some(&b':');
-    let at = if j < b.len() {
-        if ends_colon(j) {
-            start
-        } else {
-            skip_space(b, j + 1)
-        }
-    } else if ends_colon(j) {
-        start
+    // A first word that ends in `:` is the time itself. (With no space
+    // at all there is no `: ` either, so no time: the same error.)
+    let at = if j < b.len() && !(j > start && b.get(j - 1) == Some(&b':')) {
+        skip_space(b, j + 1)
     } else {
-        b.len()
+        start
     };
     let (ts_ns, after) = match plain_time(b.get(at..).unwrap_or_default()) {
         Some((ts, after)) => (ts, at + after),
