@@ -5,10 +5,10 @@
 use super::*;
 
 /// Integer values an [`IntRecord`] holds in place.
-const INLINE: usize = 12;
+const INLINE: usize = 4;
 
 /// The integer values of one event record (its doubles, floats and
-/// strings are read past). Up to 12 values are held in place; a record
+/// strings are read past). Up to 4 values (one header's) are held in place; a record
 /// with more is kept whole.
 #[derive(Debug, Default)]
 pub struct IntRecord {

@@ -317,7 +317,8 @@ impl Conv {
         }
         match &item.after {
             After::Next(raw) => out.expect(lane, *raw),
-            After::Ended(end, last_raw) => {
+            After::Ended(e) => {
+                let (end, last_raw) = &**e;
                 self.file_end(out, i, end, *last_raw)?;
                 out.close(lane);
             }

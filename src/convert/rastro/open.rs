@@ -39,10 +39,10 @@ impl RastroSource {
             };
             match &item.after {
                 After::Next(raw) => timeline.expect(f.lane, *raw),
-                After::Ended(end, _) => {
+                After::Ended(e) => {
                     timeline.close(f.lane);
                     // Files without a single event ended here.
-                    ends.extend(end_note(&f.path, end));
+                    ends.extend(end_note(&f.path, &e.0));
                 }
             }
         }

@@ -29,8 +29,9 @@ pub(super) enum After {
     /// The file's next record, at this raw time.
     Next(i64),
     /// The file's end, and the latest raw time read (where a file without
-    /// a STOP ends).
-    Ended(End, i64),
+    /// a STOP ends): boxed, as it comes once per file and an item is
+    /// copied from core to core.
+    Ended(Box<(End, i64)>),
 }
 
 /// The part of a record the conversion reads (a map reads integers
@@ -166,14 +167,14 @@ impl<R: Read> Walk<R> {
             return self.advance_heads(i);
         }
         let Some(f) = self.files.get_mut(i) else {
-            return Ok(After::Ended(End::Open, i64::MIN));
+            return Ok(After::Ended(Box::new((End::Open, i64::MIN))));
         };
         if !f
             .reader
             .next_ints(&mut f.rec, &mut f.spare)
             .map_err(|e| Error::in_file(&f.path, e))?
         {
-            return Ok(After::Ended(f.reader.end().clone(), f.last_raw));
+            return Ok(After::Ended(Box::new((f.reader.end().clone(), f.last_raw))));
         }
         let raw = f.rec.time_ns;
         f.last_raw = f.last_raw.max(raw);
@@ -185,7 +186,7 @@ impl<R: Read> Walk<R> {
     /// their time only, and not queued.
     fn advance_heads(&mut self, i: usize) -> Result<After> {
         let Some(f) = self.files.get_mut(i) else {
-            return Ok(After::Ended(End::Open, i64::MIN));
+            return Ok(After::Ended(Box::new((End::Open, i64::MIN))));
         };
         let keep = &self.keep;
         loop {
@@ -194,7 +195,7 @@ impl<R: Read> Walk<R> {
                 .next_ints_of(&mut f.rec, &mut f.spare, |t| Walk::<R>::kept(keep, t))
                 .map_err(|e| Error::in_file(&f.path, e))?
             {
-                return Ok(After::Ended(f.reader.end().clone(), f.last_raw));
+                return Ok(After::Ended(Box::new((f.reader.end().clone(), f.last_raw))));
             }
             let raw = f.rec.time_ns;
             f.last_raw = f.last_raw.max(raw);
