@@ -71,7 +71,7 @@ impl Conv {
         file: usize,
     ) -> Option<ContainerId> {
         match level {
-            Level::Rank => self.rank_container.get(&rank).copied(),
+            Level::Rank => self.rank_container.get(rank),
             Level::Thread => {
                 let f = match thread {
                     Some(t) => *self.file_of.get(&(rank, t))?,

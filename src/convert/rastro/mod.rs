@@ -76,7 +76,7 @@ struct Conv {
     files: Vec<FileInfo>,
     rows: Vec<Row>,
     /// Rank → its Process container (looked up at every link end).
-    rank_container: HashMap<u64, ContainerId>,
+    rank_container: Ranks,
     /// (rank, thread index) → file index.
     file_of: HashMap<(u64, u64), usize>,
     /// Link channels: FIFO counters, pass 1's unmatched keys.
@@ -104,6 +104,45 @@ struct Conv {
     missing_fields: u64,
     empty_pops: u64,
     ends: Vec<String>,
+}
+
+/// Rank → container: by index for ranks below a bound (MPI ranks count
+/// from 0; two hash lookups were a tenth of a message end), hashed past
+/// it (a damaged or odd numbering).
+#[derive(Default)]
+struct Ranks {
+    dense: Vec<Option<ContainerId>>,
+    sparse: HashMap<u64, ContainerId>,
+}
+
+impl Ranks {
+    /// Ranks below this many times the files', or 1024, are by index.
+    fn new(all: impl IntoIterator<Item = (u64, ContainerId)>, files: usize) -> Ranks {
+        let bound = (4 * files).max(1024) as u64;
+        let mut r = Ranks::default();
+        for (rank, c) in all {
+            if rank < bound {
+                let i = rank as usize;
+                if r.dense.len() <= i {
+                    r.dense.resize(i + 1, None);
+                }
+                if let Some(slot) = r.dense.get_mut(i) {
+                    *slot = Some(c);
+                }
+            } else {
+                r.sparse.insert(rank, c);
+            }
+        }
+        r
+    }
+
+    #[inline]
+    fn get(&self, rank: u64) -> Option<ContainerId> {
+        match usize::try_from(rank).ok().and_then(|i| self.dense.get(i)) {
+            Some(c) => *c,
+            None => self.sparse.get(&rank).copied(),
+        }
+    }
 }
 
 impl Conv {

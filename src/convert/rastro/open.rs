@@ -125,11 +125,12 @@ impl RastroSource {
             .map(|f| messages.clocks.host(&f.host))
             .collect();
         let map = Arc::new(map);
+        let n_files = files.len();
         let conv = Conv {
             map: Arc::clone(&map),
             files,
             rows,
-            rank_container: rank_container.into_iter().collect(),
+            rank_container: Ranks::new(rank_container, n_files),
             file_of,
             chans: scan.chans,
             partner: scan.partner,
