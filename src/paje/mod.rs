@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod header;
+pub mod name;
 pub mod tape;
 pub mod writer;
 

@@ -53,7 +53,7 @@ pub trait Lines {
     fn ident(&mut self, prefix: u8, n: u32);
     /// ` <bytes>` as they are.
     fn word(&mut self, w: &[u8]);
-    /// ` <name>`, quoted as [`super::writer::push_name`] says.
+    /// ` <name>`, quoted as [`super::name::push_name`] says.
     fn name(&mut self, name: &str);
     /// ` <n>`.
     fn int(&mut self, n: i64);
@@ -76,9 +76,13 @@ mod text {
     use crate::time::{Short, SECONDS};
 
     pub fn begin(out: &mut Vec<u8>, id: u8) {
-        let mut s = Short::<4>::default();
-        s.push_u64(u64::from(id));
-        s.append_to(out);
+        // Event ids are below 100 (the header defines a few dozen).
+        let [a, b] = crate::time::two_digits(u32::from(id % 100));
+        match id {
+            0..10 => out.push(b),
+            10..100 => out.extend_from_slice(&[a, b]),
+            _ => out.extend_from_slice(&[b'0' + id / 100, a, b]),
+        }
     }
 
     /// The text of the latest time: a sampled source writes many lines
@@ -156,7 +160,7 @@ mod text {
 
     pub fn name(out: &mut Vec<u8>, name: &[u8]) {
         out.push(b' ');
-        crate::paje::writer::push_name_bytes(out, name);
+        crate::paje::name::push_name_bytes(out, name);
     }
 
     pub fn int(out: &mut Vec<u8>, n: i64) {
