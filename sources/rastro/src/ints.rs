@@ -166,6 +166,152 @@ fn simple_ints(
     Some(head.end)
 }
 
+/// Where the integers of a record lie, by its header's field nibbles,
+/// for records without a string: worked out once per nibble pattern, not
+/// once per record (walking the nibbles was most of reading a record).
+#[derive(Debug, Clone, Copy, Default)]
+struct Shape {
+    /// The pattern + 1 (0: no shape here yet).
+    key: u32,
+    /// The record's length (aligned to 4).
+    end: u16,
+    /// Integers, and where each type's end in [`IntRecord::vals`] order.
+    n: u8,
+    ends: [u8; 4],
+    /// Each integer in [`IntRecord::vals`] order: its offset in the
+    /// record and its group (0 u32, 1 u64, 2 u16, 3 u8).
+    at: [(u16, u8); 4],
+}
+
+/// Shapes met in a file, by a hash of their pattern (a file has a few
+/// dozen event types at most).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Shapes([Shape; 32]);
+
+impl Shapes {
+    /// The shape of `pattern` (a header's low 16 bits) in a record whose
+    /// values start at `head`; `None` for a pattern with a string or an
+    /// unknown nibble (the general path says which).
+    #[inline]
+    fn get(&mut self, pattern: u32, head: usize) -> Option<Shape> {
+        let h = (pattern ^ (pattern >> 5) ^ (pattern >> 10)) as usize & 31;
+        let slot = self.0.get_mut(h)?;
+        if slot.key != pattern + 1 {
+            *slot = shape_of(pattern, head)?;
+        }
+        Some(*slot)
+    }
+}
+
+/// [`Shapes::get`] worked out.
+fn shape_of(pattern: u32, head: usize) -> Option<Shape> {
+    let mut met = [(0u16, 0u8); 4];
+    let mut count = [0u8; 4];
+    let mut n = 0usize;
+    let mut pos = head;
+    let mut left = pattern & 0xffff;
+    while left != 0 {
+        let t = FieldType::from_nibble((left >> 12) & 0xf)?;
+        let size = t.size()?;
+        let g = match t {
+            FieldType::U32 => Some(0u8),
+            FieldType::U64 => Some(1),
+            FieldType::U16 => Some(2),
+            FieldType::U8 => Some(3),
+            _ => None,
+        };
+        if let Some(g) = g {
+            if let (Some(m), Some(c)) = (met.get_mut(n), count.get_mut(usize::from(g))) {
+                *m = (pos as u16, g);
+                *c += 1;
+                n += 1;
+            }
+        }
+        pos += size;
+        left = (left << 4) & 0xffff;
+    }
+    let [c0, c1, c2, _] = count;
+    let mut next = [0, c0, c0 + c1, c0 + c1 + c2];
+    let mut at = [(0u16, 0u8); 4];
+    for &(off, g) in met.iter().take(n) {
+        if let Some(k) = next.get_mut(usize::from(g)) {
+            if let Some(a) = at.get_mut(usize::from(*k)) {
+                *a = (off, g);
+            }
+            *k += 1;
+        }
+    }
+    Some(Shape {
+        key: pattern + 1,
+        end: align4(pos) as u16,
+        n: n as u8,
+        ends: [c0, c0 + c1, c0 + c1 + c2, n as u8],
+        at,
+    })
+}
+
+/// A record's type and time, and its shape, when it is read straight
+/// from the buffer by shape: one header, no new time base, no string,
+/// whole in `avail`, not STOP or INIT. `None`: [`simple_ints`] decides.
+#[inline(always)]
+fn shaped(
+    avail: &[u8],
+    init: &Init,
+    clock: &Clock,
+    shapes: &mut Shapes,
+) -> Option<(u16, i64, Shape)> {
+    let e = init.endian;
+    let header = e.u32(*avail.first_chunk::<4>()?);
+    if header & (TIME_SET | LAST_FIRST) != LAST_FIRST {
+        return None;
+    }
+    let (head, ticks) = match init.layout {
+        Layout::Current => (12, e.u64(*avail.get(4..)?.first_chunk::<8>()?)),
+        Layout::Old => (8, u64::from(e.u32(*avail.get(4..)?.first_chunk::<4>()?))),
+    };
+    let shape = shapes.get(header & 0xffff, head)?;
+    let ty = (header >> 18) as u16;
+    if avail.len() < usize::from(shape.end) || ty == STOP || ty == INIT {
+        return None;
+    }
+    Some((ty, clock.ns(u128::from(ticks))?, shape))
+}
+
+/// [`simple_ints`] by shape ([`shaped`]); `None` for a record it leaves
+/// to [`simple_ints`].
+#[inline(always)]
+fn shaped_ints(
+    avail: &[u8],
+    init: &Init,
+    clock: &Clock,
+    shapes: &mut Shapes,
+    offset: u64,
+    rec: &mut IntRecord,
+) -> Option<usize> {
+    let (ty, time_ns, shape) = shaped(avail, init, clock, shapes)?;
+    let e = init.endian;
+    for (slot, &(off, g)) in rec
+        .vals
+        .iter_mut()
+        .zip(&shape.at)
+        .take(usize::from(shape.n))
+    {
+        let v = avail.get(usize::from(off)..).unwrap_or_default();
+        *slot = match g {
+            0 => u64::from(e.u32(word(v))),
+            1 => e.u64(word(v)),
+            2 => u64::from(e.u16(word(v))),
+            _ => u64::from(v.first().copied().unwrap_or(0)),
+        };
+    }
+    rec.offset = offset;
+    rec.ty = ty;
+    rec.time_ns = time_ns;
+    rec.is_big = false;
+    rec.ends = shape.ends;
+    Some(usize::from(shape.end))
+}
+
 impl<R: Read> RstReader<R> {
     /// Reads the next record straight from the buffer with `read`, which
     /// gets the buffered bytes, the file's INIT and clock, whether
@@ -175,7 +321,7 @@ impl<R: Read> RstReader<R> {
     #[inline(always)]
     fn read_buffered(
         &mut self,
-        read: impl FnOnce(&[u8], &Init, &Clock, bool, u64) -> Option<usize>,
+        read: impl FnOnce(&[u8], &Init, &Clock, bool, u64, &mut Shapes) -> Option<usize>,
     ) -> Result<bool> {
         if self.end != End::Open {
             return Ok(false);
@@ -185,7 +331,14 @@ impl<R: Read> RstReader<R> {
             Ok(b) => b,
             Err(e) => return err(start, e.into()),
         };
-        let Some(len) = read(avail, &self.init, &self.clock, self.strings, start) else {
+        let Some(len) = read(
+            avail,
+            &self.init,
+            &self.clock,
+            self.strings,
+            start,
+            &mut self.shapes,
+        ) else {
             return Ok(false);
         };
         self.src.consume(len);
@@ -200,8 +353,9 @@ impl<R: Read> RstReader<R> {
     // caller made it a call of its own (+4% on the decoding thread).
     #[inline(always)]
     pub fn next_ints(&mut self, rec: &mut IntRecord, spare: &mut Record) -> Result<bool> {
-        let simple = |avail: &[u8], init: &Init, clock: &Clock, strings, start| {
-            simple_ints(avail, init, clock, strings, start, rec)
+        let simple = |avail: &[u8], init: &Init, clock: &Clock, strings, start, shapes: &mut _| {
+            shaped_ints(avail, init, clock, shapes, start, rec)
+                .or_else(|| simple_ints(avail, init, clock, strings, start, rec))
         };
         if self.read_buffered(simple)? {
             return Ok(true);
@@ -231,19 +385,26 @@ impl<R: Read> RstReader<R> {
     ) -> Result<bool> {
         // One look at the buffer: a wanted record is read whole from it
         // there and then.
-        let some = |avail: &[u8], init: &Init, clock: &Clock, strings, start| {
+        let some = |avail: &[u8], init: &Init, clock: &Clock, strings, start, shapes: &mut _| {
             let ty = (init.endian.u32(*avail.first_chunk::<4>()?) >> 18) as u16;
             if want(ty) {
-                return simple_ints(avail, init, clock, strings, start, rec);
+                return shaped_ints(avail, init, clock, shapes, start, rec)
+                    .or_else(|| simple_ints(avail, init, clock, strings, start, rec));
             }
-            let head = simple_with(avail, init, clock, strings, |_, _| {})
-                .filter(|h| h.ty != STOP && h.ty != INIT)?;
+            let (ty, time_ns, end) = match shaped(avail, init, clock, shapes) {
+                Some((ty, time_ns, shape)) => (ty, time_ns, usize::from(shape.end)),
+                None => {
+                    let head = simple_with(avail, init, clock, strings, |_, _| {})
+                        .filter(|h| h.ty != STOP && h.ty != INIT)?;
+                    (head.ty, head.time_ns, head.end)
+                }
+            };
             rec.offset = start;
-            rec.ty = head.ty;
-            rec.time_ns = head.time_ns;
+            rec.ty = ty;
+            rec.time_ns = time_ns;
             rec.is_big = false;
             rec.ends = [0; 4];
-            Some(head.end)
+            Some(end)
         };
         if self.read_buffered(some)? {
             return Ok(true);

@@ -863,6 +863,7 @@ pub struct RstReader<R: Read> {
     scratch: Vec<u8>,
     pool: Vec<String>,
     strings: bool,
+    shapes: ints::Shapes,
 }
 
 impl<R: Read> RstReader<R> {
@@ -914,6 +915,7 @@ impl<R: Read> RstReader<R> {
             scratch: Vec::new(),
             pool: Vec::new(),
             strings: true,
+            shapes: ints::Shapes::default(),
         })
     }
 
