@@ -328,20 +328,35 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
     }
 
     /// The stack depth of a state row, as written so far.
+    #[inline]
     fn depth_of(&mut self, container: ContainerId, ty: TypeId) -> &mut u32 {
         let c = container.0 as usize;
+        // A row seen before, nearly always: its container's first.
+        let known = match self.depth.get(c).and_then(|rows| rows.first()) {
+            Some(&(t, _)) if t == ty.0 => Some(0),
+            _ => None,
+        };
+        let i = match known {
+            Some(i) => i,
+            None => self.depth_row(c, ty),
+        };
+        &mut self.depth[c][i].1
+    }
+
+    /// [`PajeWriter::depth_of`]'s row index, added when new.
+    #[inline(never)]
+    fn depth_row(&mut self, c: usize, ty: TypeId) -> usize {
         if self.depth.len() <= c {
             self.depth.resize_with(c + 1, Vec::new);
         }
         let rows = &mut self.depth[c];
-        let i = match rows.iter().position(|(t, _)| *t == ty.0) {
+        match rows.iter().position(|(t, _)| *t == ty.0) {
             Some(i) => i,
             None => {
                 rows.push((ty.0, 0));
                 rows.len() - 1
             }
-        };
-        &mut rows[i].1
+        }
     }
 
     /// Starts the line of an event on an entity row: `Time Container Type
