@@ -97,6 +97,7 @@ impl Conv {
 
     /// The link type of `end` (whose value has the id `value`) from
     /// `from` to `to`.
+    #[inline]
     fn link_type(
         &mut self,
         reg: &mut Registry,
@@ -104,20 +105,33 @@ impl Conv {
         value: u32,
         (from, to): (ContainerId, ContainerId),
     ) -> Drawn3 {
-        // Per link end: the display is only read when the link is new.
+        // Known, nearly always: a lookup in place, the registry asked
+        // out of line.
+        match self.link_types.get(&(end.link, value, from, to)) {
+            Some(&d) => d,
+            None => self.new_link_type(reg, end, value, (from, to)),
+        }
+    }
+
+    #[inline(never)]
+    fn new_link_type(
+        &mut self,
+        reg: &mut Registry,
+        end: &LinkEnd,
+        value: u32,
+        (from, to): (ContainerId, ContainerId),
+    ) -> Drawn3 {
+        // The display is only read when the link is new.
         const PLAIN: Display = Display {
             name: None,
             color: None,
         };
         let map = &self.map;
-        *self
-            .link_types
-            .entry((end.link, value, from, to))
-            .or_insert_with(|| {
-                let name = map.links.get(end.link).map_or("", |l| l.name.as_str());
-                let display = map.values.get(&end.value).unwrap_or(&PLAIN);
-                reg.link(from, to, name, &end.value, display)
-            })
+        let name = map.links.get(end.link).map_or("", |l| l.name.as_str());
+        let display = map.values.get(&end.value).unwrap_or(&PLAIN);
+        let d = reg.link(from, to, name, &end.value, display);
+        self.link_types.insert((end.link, value, from, to), d);
+        d
     }
 
     fn link_key(&mut self, reg: &mut Registry, k: Key) -> LinkKey {
