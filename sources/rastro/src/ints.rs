@@ -166,15 +166,21 @@ fn simple_ints(
     Some(head.end)
 }
 
-/// Where the integers of a record lie, by its header's field nibbles,
-/// for records without a string: worked out once per nibble pattern, not
-/// once per record (walking the nibbles was most of reading a record).
+/// Where the integers of a record lie, by its header's field nibbles:
+/// worked out once per nibble pattern, not once per record (walking the
+/// nibbles was most of reading a record). Strings after the last number
+/// (DECK's records end with one) are read past by length; a pattern with
+/// a number after a string, or a bad nibble, is left to [`simple_ints`].
 #[derive(Debug, Clone, Copy, Default)]
 struct Shape {
     /// The pattern + 1 (0: no shape here yet).
     key: u32,
-    /// The record's length (aligned to 4).
-    end: u16,
+    /// Whether the pattern has a shape (else [`simple_ints`] reads it).
+    ok: bool,
+    /// Where the fixed-size values end (not aligned).
+    fixed: u16,
+    /// Strings after them.
+    strings: u8,
     /// Integers, and where each type's end in [`IntRecord::vals`] order.
     n: u8,
     ends: [u8; 4],
@@ -190,29 +196,42 @@ pub(crate) struct Shapes([Shape; 32]);
 
 impl Shapes {
     /// The shape of `pattern` (a header's low 16 bits) in a record whose
-    /// values start at `head`; `None` for a pattern with a string or an
-    /// unknown nibble (the general path says which).
+    /// values start at `head`; `None` when it has none.
     #[inline]
-    fn get(&mut self, pattern: u32, head: usize) -> Option<Shape> {
+    fn get(&mut self, pattern: u32, head: usize) -> Option<&Shape> {
         let h = (pattern ^ (pattern >> 5) ^ (pattern >> 10)) as usize & 31;
         let slot = self.0.get_mut(h)?;
         if slot.key != pattern + 1 {
-            *slot = shape_of(pattern, head)?;
+            *slot = shape_of(pattern, head);
         }
-        Some(*slot)
+        Some(&*slot).filter(|s| s.ok)
     }
 }
 
 /// [`Shapes::get`] worked out.
-fn shape_of(pattern: u32, head: usize) -> Option<Shape> {
+fn shape_of(pattern: u32, head: usize) -> Shape {
+    let none = Shape {
+        key: pattern + 1,
+        ..Shape::default()
+    };
     let mut met = [(0u16, 0u8); 4];
     let mut count = [0u8; 4];
     let mut n = 0usize;
     let mut pos = head;
+    let mut strings = 0u8;
     let mut left = pattern & 0xffff;
     while left != 0 {
-        let t = FieldType::from_nibble((left >> 12) & 0xf)?;
-        let size = t.size()?;
+        let Some(t) = FieldType::from_nibble((left >> 12) & 0xf) else {
+            return none;
+        };
+        left = (left << 4) & 0xffff;
+        let Some(size) = t.size() else {
+            strings += 1;
+            continue;
+        };
+        if strings > 0 {
+            return none;
+        }
         let g = match t {
             FieldType::U32 => Some(0u8),
             FieldType::U64 => Some(1),
@@ -228,7 +247,6 @@ fn shape_of(pattern: u32, head: usize) -> Option<Shape> {
             }
         }
         pos += size;
-        left = (left << 4) & 0xffff;
     }
     let [c0, c1, c2, _] = count;
     let mut next = [0, c0, c0 + c1, c0 + c1 + c2];
@@ -241,25 +259,29 @@ fn shape_of(pattern: u32, head: usize) -> Option<Shape> {
             *k += 1;
         }
     }
-    Some(Shape {
+    Shape {
         key: pattern + 1,
-        end: align4(pos) as u16,
+        ok: true,
+        fixed: pos as u16,
+        strings,
         n: n as u8,
         ends: [c0, c0 + c1, c0 + c1 + c2, n as u8],
         at,
-    })
+    }
 }
 
-/// A record's type and time, and its shape, when it is read straight
-/// from the buffer by shape: one header, no new time base, no string,
-/// whole in `avail`, not STOP or INIT. `None`: [`simple_ints`] decides.
+/// A record's type, time, shape and length, when it is read straight
+/// from the buffer by shape: one header, no new time base, strings only
+/// when read past (`strings` false), whole in `avail`, not STOP or INIT.
+/// `None`: [`simple_ints`] decides.
 #[inline(always)]
-fn shaped(
+fn shaped<'s>(
     avail: &[u8],
     init: &Init,
     clock: &Clock,
-    shapes: &mut Shapes,
-) -> Option<(u16, i64, Shape)> {
+    strings: bool,
+    shapes: &'s mut Shapes,
+) -> Option<(u16, i64, &'s Shape, usize)> {
     let e = init.endian;
     let header = e.u32(*avail.first_chunk::<4>()?);
     if header & (TIME_SET | LAST_FIRST) != LAST_FIRST {
@@ -270,11 +292,27 @@ fn shaped(
         Layout::Old => (8, u64::from(e.u32(*avail.get(4..)?.first_chunk::<4>()?))),
     };
     let shape = shapes.get(header & 0xffff, head)?;
+    let end = match shape.strings {
+        0 => align4(usize::from(shape.fixed)),
+        _ if strings => return None,
+        n => past_strings(avail, usize::from(shape.fixed), n)?,
+    };
     let ty = (header >> 18) as u16;
-    if avail.len() < usize::from(shape.end) || ty == STOP || ty == INIT {
+    if avail.len() < end || ty == STOP || ty == INIT {
         return None;
     }
-    Some((ty, clock.ns(u128::from(ticks))?, shape))
+    Some((ty, clock.ns(u128::from(ticks))?, shape, end))
+}
+
+/// Where `n` strings from `pos` end, read past as [`simple_with`] does.
+#[inline(never)]
+fn past_strings(avail: &[u8], mut pos: usize, n: u8) -> Option<usize> {
+    for _ in 0..n {
+        let rest = avail.get(pos..)?;
+        let window = rest.get(..=MAX_STRING).unwrap_or(rest);
+        pos = align4(pos + memchr::memchr(0, window)? + 1);
+    }
+    Some(pos)
 }
 
 /// [`simple_ints`] by shape ([`shaped`]); `None` for a record it leaves
@@ -284,11 +322,12 @@ fn shaped_ints(
     avail: &[u8],
     init: &Init,
     clock: &Clock,
+    strings: bool,
     shapes: &mut Shapes,
     offset: u64,
     rec: &mut IntRecord,
 ) -> Option<usize> {
-    let (ty, time_ns, shape) = shaped(avail, init, clock, shapes)?;
+    let (ty, time_ns, shape, end) = shaped(avail, init, clock, strings, shapes)?;
     let e = init.endian;
     for (slot, &(off, g)) in rec
         .vals
@@ -309,7 +348,7 @@ fn shaped_ints(
     rec.time_ns = time_ns;
     rec.is_big = false;
     rec.ends = shape.ends;
-    Some(usize::from(shape.end))
+    Some(end)
 }
 
 impl<R: Read> RstReader<R> {
@@ -354,7 +393,7 @@ impl<R: Read> RstReader<R> {
     #[inline(always)]
     pub fn next_ints(&mut self, rec: &mut IntRecord, spare: &mut Record) -> Result<bool> {
         let simple = |avail: &[u8], init: &Init, clock: &Clock, strings, start, shapes: &mut _| {
-            shaped_ints(avail, init, clock, shapes, start, rec)
+            shaped_ints(avail, init, clock, strings, shapes, start, rec)
                 .or_else(|| simple_ints(avail, init, clock, strings, start, rec))
         };
         if self.read_buffered(simple)? {
@@ -388,11 +427,11 @@ impl<R: Read> RstReader<R> {
         let some = |avail: &[u8], init: &Init, clock: &Clock, strings, start, shapes: &mut _| {
             let ty = (init.endian.u32(*avail.first_chunk::<4>()?) >> 18) as u16;
             if want(ty) {
-                return shaped_ints(avail, init, clock, shapes, start, rec)
+                return shaped_ints(avail, init, clock, strings, shapes, start, rec)
                     .or_else(|| simple_ints(avail, init, clock, strings, start, rec));
             }
-            let (ty, time_ns, end) = match shaped(avail, init, clock, shapes) {
-                Some((ty, time_ns, shape)) => (ty, time_ns, usize::from(shape.end)),
+            let (ty, time_ns, end) = match shaped(avail, init, clock, strings, shapes) {
+                Some((ty, time_ns, _, end)) => (ty, time_ns, end),
                 None => {
                     let head = simple_with(avail, init, clock, strings, |_, _| {})
                         .filter(|h| h.ty != STOP && h.ty != INIT)?;

@@ -536,3 +536,66 @@ proptest::proptest! {
         }
     }
 }
+
+/// Every pattern of one to three values, each type at each place, in a
+/// scrambled order and twice over: more patterns than the reader keeps
+/// shapes of, numbers after strings (no shape), strings after numbers
+/// (read past by length). `next_ints` reads each as `next_into` does.
+#[test]
+fn every_short_pattern_reads_its_integers() {
+    let names = ["", "abc", "abcd", "a string of some length"];
+    let value = |t: usize, i: usize| -> Value<'static> {
+        let i64v = i as u64;
+        match t {
+            0 => Value::Str(names[i % names.len()]),
+            1 => Value::F64(i as f64 * 0.5),
+            2 => Value::F32(i as f32),
+            3 => Value::U64(i64v << 35 | i64v),
+            4 => Value::U16(i as u16),
+            5 => Value::U8(i as u8),
+            _ => Value::U32(i as u32 * 7),
+        }
+    };
+    let mut patterns: Vec<Vec<usize>> = Vec::new();
+    for n in 1..=3u32 {
+        for code in 0..7usize.pow(n) {
+            patterns.push((0..n).map(|k| code / 7usize.pow(k) % 7).collect());
+        }
+    }
+    for old in [false, true] {
+        let mut w = writer(old, false);
+        let mut t = T;
+        for round in 0..2 {
+            for k in 0..patterns.len() {
+                // A stride prime to the count: every pattern, scrambled.
+                let p = &patterns[(k * 131 + round) % patterns.len()];
+                let values: Vec<Value> = p
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &ty)| value(ty, k + j))
+                    .collect();
+                t += 1_000;
+                w.event(1 + (k % 50) as u16, t, &values);
+            }
+        }
+        w.stop(t);
+        let bytes = w.into_bytes();
+        let (_, whole, end) = read_all(&bytes);
+        assert_eq!(whole.len(), 2 * patterns.len());
+        for skip in [false, true] {
+            let r = RstReader::new(bytes.as_slice()).unwrap();
+            let mut r = if skip { r.skip_strings() } else { r };
+            let (mut ints, mut spare) = (IntRecord::default(), Record::default());
+            let mut k = 0;
+            while r.next_ints(&mut ints, &mut spare).unwrap() {
+                assert!(
+                    ints_match(&ints, &whole[k]),
+                    "old {old}, skip {skip}, record {k}"
+                );
+                k += 1;
+            }
+            assert_eq!(k, whole.len());
+            assert_eq!(r.end(), &end);
+        }
+    }
+}
