@@ -25,9 +25,10 @@ use std::sync::Arc;
 pub struct Constraints {
     hosts: Vec<Arc<str>>,
     index: HashMap<Arc<str>, u32>,
-    /// (sender, receiver) → (pair, sender is the pair's A); looked up
-    /// for every message paired (SipHash was 1% of the converting thread).
-    by_ends: foldhash::HashMap<(u32, u32), (u32, bool)>,
+    /// By sender, then receiver: (pair, sender is the pair's A); looked
+    /// up for every message paired, by index (hashed, it was a sixth of
+    /// pairing a message).
+    by_ends: Vec<Vec<Option<(u32, bool)>>>,
     /// (A, B) → pair.
     by_pair: HashMap<(u32, u32), u32>,
     pairs: Vec<(u32, u32, PairHull)>,
@@ -54,8 +55,14 @@ impl Constraints {
         if from == to {
             return;
         }
-        let (pair, from_is_a) = match self.by_ends.get(&(from, to)) {
-            Some(&p) => p,
+        let known = self
+            .by_ends
+            .get(from as usize)
+            .and_then(|row| row.get(to as usize))
+            .copied()
+            .flatten();
+        let (pair, from_is_a) = match known {
+            Some(p) => p,
             None => self.new_pair(from, to),
         };
         if let Some((_, _, h)) = self.pairs.get_mut(pair as usize) {
@@ -76,7 +83,18 @@ impl Constraints {
             pairs.push((a, b, PairHull::default()));
             (pairs.len() - 1) as u32
         });
-        self.by_ends.insert((from, to), (pair, from_is_a));
+        let (f, t) = (from as usize, to as usize);
+        if self.by_ends.len() <= f {
+            self.by_ends.resize_with(f + 1, Vec::new);
+        }
+        if let Some(row) = self.by_ends.get_mut(f) {
+            if row.len() <= t {
+                row.resize(t + 1, None);
+            }
+            if let Some(slot) = row.get_mut(t) {
+                *slot = Some((pair, from_is_a));
+            }
+        }
         (pair, from_is_a)
     }
 

@@ -5,6 +5,7 @@ pub mod check;
 pub mod header;
 pub mod name;
 pub mod tape;
+pub(crate) mod text;
 pub mod writer;
 
 /// Pajé events known to PajeNG.

@@ -146,14 +146,27 @@ impl Ranks {
 }
 
 impl Conv {
+    #[inline]
     fn state_value(&mut self, reg: &mut Registry, ty: TypeId, event: u16, name: &str) -> ValueId {
         let found = self
             .state_values
             .get(usize::from(event))
             .and_then(|tys| tys.iter().find_map(|&(t, v)| (t == ty).then_some(v)));
-        if let Some(v) = found {
-            return v;
+        match found {
+            Some(v) => v,
+            None => self.new_state_value(reg, ty, event, name),
         }
+    }
+
+    /// [`Conv::state_value`] the first time: the registry asked.
+    #[inline(never)]
+    fn new_state_value(
+        &mut self,
+        reg: &mut Registry,
+        ty: TypeId,
+        event: u16,
+        name: &str,
+    ) -> ValueId {
         let d = self.map.values.get(name).cloned().unwrap_or_default();
         let v = reg.value_of(ty, name, &d);
         let e = usize::from(event);
