@@ -10,8 +10,8 @@
 //! records each line as tokens, a few fixed-size copies ([`Taped`]), and
 //! [`format()`] makes the text on a thread of its own; otherwise, and with
 //! `--threads 1`, [`Text`] formats at once. Both write each token with
-//! the same [`super::text`] functions, so the bytes are the same whichever thread
-//! formats them.
+//! the same functions (`src/paje/text.rs`), so the bytes are the same
+//! whichever thread formats them.
 
 use super::text;
 use std::io::{self, Write};
