@@ -107,19 +107,21 @@ impl Conv {
     ) -> Drawn3 {
         // Known, nearly always: a lookup in place, the registry asked
         // out of line.
-        match self.link_types.get(&(end.link, value, from, to)) {
+        let key = (end.link, value, from, to);
+        match self.link_types.get(&key) {
             Some(&d) => d,
-            None => self.new_link_type(reg, end, value, (from, to)),
+            None => self.new_link_type(reg, end, key),
         }
     }
 
+    /// [`Conv::link_type`] the first time: `key` is (link, value id,
+    /// from, to).
     #[inline(never)]
     fn new_link_type(
         &mut self,
         reg: &mut Registry,
         end: &LinkEnd,
-        value: u32,
-        (from, to): (ContainerId, ContainerId),
+        key: (usize, u32, ContainerId, ContainerId),
     ) -> Drawn3 {
         // The display is only read when the link is new.
         const PLAIN: Display = Display {
@@ -129,8 +131,8 @@ impl Conv {
         let map = &self.map;
         let name = map.links.get(end.link).map_or("", |l| l.name.as_str());
         let display = map.values.get(&end.value).unwrap_or(&PLAIN);
-        let d = reg.link(from, to, name, &end.value, display);
-        self.link_types.insert((end.link, value, from, to), d);
+        let d = reg.link(key.2, key.3, name, &end.value, display);
+        self.link_types.insert(key, d);
         d
     }
 
