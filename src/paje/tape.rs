@@ -36,6 +36,10 @@ const KEY: u8 = 6;
 const DOUBLE: u8 = 7;
 const END: u8 = 8;
 const HEAD: u8 = 9;
+/// A word's bytes, the first time its id is written ([`Lines::word_id`]).
+const WORD_DEF: u8 = 10;
+/// A word by its id, its bytes sent before.
+const WORD_ID: u8 = 11;
 /// [`HEAD`] flags: the container is the root (written `0`); a value
 /// alias follows the type's.
 const ROOT: u8 = 1;
@@ -54,6 +58,10 @@ pub trait Lines {
     fn ident(&mut self, prefix: u8, n: u32);
     /// ` <bytes>` as they are.
     fn word(&mut self, w: &[u8]);
+    /// [`Lines::word`] of bytes that are the same every time for `id`
+    /// (a value's quoted name, on every message line): a tape sends
+    /// them once, then the id.
+    fn word_id(&mut self, id: u32, w: &[u8]);
     /// ` <name>`, quoted as [`super::name::push_name`] says.
     fn name(&mut self, name: &str);
     /// ` <n>`.
@@ -104,6 +112,9 @@ impl<W: Write> Lines for Text<W> {
     fn word(&mut self, w: &[u8]) {
         text::word(&mut self.buf, w);
     }
+    fn word_id(&mut self, _id: u32, w: &[u8]) {
+        text::word(&mut self.buf, w);
+    }
     fn name(&mut self, name: &str) {
         text::name(&mut self.buf, name.as_bytes());
     }
@@ -145,6 +156,8 @@ impl<W: Write> Lines for Text<W> {
 #[derive(Default)]
 pub struct Tape {
     buf: Vec<u8>,
+    /// The word ids whose bytes are on the tape already.
+    sent: Vec<bool>,
 }
 
 impl Tape {
@@ -174,6 +187,24 @@ impl Tape {
     fn int(&mut self, n: i64) {
         let [a, b, c, d, e, f, g, h] = n.to_le_bytes();
         self.buf.extend_from_slice(&[INT, a, b, c, d, e, f, g, h]);
+    }
+
+    fn word_id(&mut self, id: u32, w: &[u8]) {
+        let i = id as usize;
+        if self.sent.get(i) == Some(&true) {
+            let [a, b, c, d] = id.to_le_bytes();
+            self.buf.extend_from_slice(&[WORD_ID, a, b, c, d]);
+            return;
+        }
+        if self.sent.len() <= i {
+            self.sent.resize(i + 1, false);
+        }
+        if let Some(s) = self.sent.get_mut(i) {
+            *s = true;
+        }
+        self.buf.push(WORD_DEF);
+        self.buf.extend_from_slice(&id.to_le_bytes());
+        self.bytes(WORD, w);
     }
 
     fn key(&mut self, channel: u32, seq: u64) {
@@ -220,9 +251,18 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// What formatting keeps from one chunk of a tape to the next.
+#[derive(Default)]
+pub struct Held {
+    seconds: text::Seconds,
+    /// The bytes of each word id ([`WORD_DEF`]).
+    words: Vec<Vec<u8>>,
+}
+
 /// Appends the text of `tape` to `out`. The tape is the writer's own, so
 /// it is well formed; were it not, formatting would stop, not panic.
-pub fn format(tape: &[u8], out: &mut Vec<u8>, seconds: &mut text::Seconds) {
+pub fn format(tape: &[u8], out: &mut Vec<u8>, held: &mut Held) {
+    let Held { seconds, words } = held;
     let mut c = Cursor(tape);
     while let Some([tag]) = c.take::<1>() {
         let done = (|| -> Option<()> {
@@ -234,6 +274,20 @@ pub fn format(tape: &[u8], out: &mut Vec<u8>, seconds: &mut text::Seconds) {
                     text::ident(out, prefix, u32::from_le_bytes(c.take()?));
                 }
                 WORD => text::word(out, c.slice()?),
+                WORD_DEF => {
+                    let i = u32::from_le_bytes(c.take()?) as usize;
+                    let [WORD] = c.take::<1>()? else { return None };
+                    let w = c.slice()?;
+                    if words.len() <= i {
+                        words.resize(i + 1, Vec::new());
+                    }
+                    *words.get_mut(i)? = w.to_vec();
+                    text::word(out, w);
+                }
+                WORD_ID => {
+                    let i = u32::from_le_bytes(c.take()?) as usize;
+                    text::word(out, words.get(i)?);
+                }
                 NAME => text::name(out, c.slice()?),
                 INT => text::int(out, i64::from_le_bytes(c.take()?)),
                 KEY => {
@@ -281,9 +335,9 @@ impl<W: Write + Send + 'static> Taped<W> {
         let (give, back) = sync_channel::<Vec<u8>>(DEPTH + 2);
         let done = std::thread::spawn(move || -> io::Result<W> {
             let mut text = Vec::with_capacity(CHUNK * 2);
-            let mut seconds = text::Seconds::default();
+            let mut held = Held::default();
             for mut tape in rx {
-                format(&tape, &mut text, &mut seconds);
+                format(&tape, &mut text, &mut held);
                 out.write_all(&text)?;
                 text.clear();
                 tape.clear();
@@ -355,6 +409,9 @@ impl<W: Write> Lines for Taped<W> {
     fn word(&mut self, w: &[u8]) {
         self.tape.bytes(WORD, w);
     }
+    fn word_id(&mut self, id: u32, w: &[u8]) {
+        self.tape.word_id(id, w);
+    }
     fn name(&mut self, name: &str) {
         self.tape.bytes(NAME, name.as_bytes());
     }
@@ -420,6 +477,9 @@ mod tests {
         t.time(42);
         t.name(if i % 2 == 0 { "OS state" } else { "a\"b" });
         t.word(b"0");
+        // The same bytes for an id every time; ids met in any order.
+        let w: [&[u8]; 3] = [b"x", b"\"a b\"", b"yz"];
+        t.word_id(i % 3 * 5, w[(i % 3) as usize]);
         t.key(3, u64::from(i));
         t.int(-5);
         t.double(12.0);
@@ -441,7 +501,7 @@ mod tests {
         line(&mut t, 0);
         assert_eq!(
             String::from_utf8(t.finish().unwrap()).unwrap(),
-            "13 -1.500000000 c0 0\n16 0.000000042 \"OS state\" 0 k3_0 -5 12\n12 0.000000000 0 t0 v0\n"
+            "13 -1.500000000 c0 0\n16 0.000000042 \"OS state\" 0 x k3_0 -5 12\n12 0.000000000 0 t0 v0\n"
         );
         let mut t = Text::new(Vec::new());
         line(&mut t, 101);
@@ -528,13 +588,15 @@ mod tests {
         t.begin(1);
         t.time(5);
         t.bytes(NAME, b"abc");
+        t.word_id(7, b"w");
         t.buf.push(END);
         t.head(2, 6, Some(300), 4, Some(5));
+        t.word_id(7, b"w");
         t.buf.push(END);
-        let whole = "1 0.000000005 abc\n2 0.000000006 c300 t4 v5\n";
+        let whole = "1 0.000000005 abc w\n2 0.000000006 c300 t4 v5 w\n";
         for n in 0..=t.buf.len() {
             let mut out = Vec::new();
-            format(&t.buf[..n], &mut out, &mut text::Seconds::default());
+            format(&t.buf[..n], &mut out, &mut Held::default());
             assert!(whole.as_bytes().starts_with(&out));
             assert_eq!(out.len() == whole.len(), n == t.buf.len());
         }

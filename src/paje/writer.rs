@@ -601,7 +601,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
             super::name::push_name(&mut q, &reg.value(v).name);
             q.into_boxed_slice()
         });
-        self.lines.word(q);
+        self.lines.word_id(v.0, q);
     }
 
     fn time(&mut self, t: i64) {
