@@ -282,15 +282,7 @@ fn shaped<'s>(
     strings: bool,
     shapes: &'s mut Shapes,
 ) -> Option<(u16, i64, &'s Shape, usize)> {
-    let e = init.endian;
-    let header = e.u32(*avail.first_chunk::<4>()?);
-    if header & (TIME_SET | LAST_FIRST) != LAST_FIRST {
-        return None;
-    }
-    let (head, ticks) = match init.layout {
-        Layout::Current => (12, e.u64(*avail.get(4..)?.first_chunk::<8>()?)),
-        Layout::Old => (8, u64::from(e.u32(*avail.get(4..)?.first_chunk::<4>()?))),
-    };
+    let (header, head, ticks) = simple_head(avail, init)?;
     let shape = shapes.get(header & 0xffff, head)?;
     let end = match shape.strings {
         0 => align4(usize::from(shape.fixed)),
@@ -304,13 +296,11 @@ fn shaped<'s>(
     Some((ty, clock.ns(u128::from(ticks))?, shape, end))
 }
 
-/// Where `n` strings from `pos` end, read past as [`simple_with`] does.
+/// Where `n` strings from `pos` end ([`past_string`]).
 #[inline(never)]
 fn past_strings(avail: &[u8], mut pos: usize, n: u8) -> Option<usize> {
     for _ in 0..n {
-        let rest = avail.get(pos..)?;
-        let window = rest.get(..=MAX_STRING).unwrap_or(rest);
-        pos = align4(pos + memchr::memchr(0, window)? + 1);
+        pos = past_string(avail, pos)?;
     }
     Some(pos)
 }

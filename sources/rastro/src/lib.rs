@@ -719,15 +719,7 @@ fn simple_with(
     strings: bool,
     mut value: impl FnMut(FieldType, &[u8]),
 ) -> Option<Head> {
-    let e = init.endian;
-    let header = e.u32(*avail.first_chunk::<4>()?);
-    if header & (TIME_SET | LAST_FIRST) != LAST_FIRST {
-        return None;
-    }
-    let head = match init.layout {
-        Layout::Current => 12,
-        Layout::Old => 8,
-    };
+    let (header, head, ticks) = simple_head(avail, init)?;
     // The types, most significant nibble first, up to the first 0; after
     // it only zeros (else the general path names the bad code). A record
     // with a string to keep leaves at its string. A string read past ends
@@ -746,17 +738,11 @@ fn simple_with(
             None if strings => return None,
             None => {
                 value(t, &[]);
-                let rest = avail.get(pos..)?;
-                let window = rest.get(..=MAX_STRING).unwrap_or(rest);
-                align4(pos + memchr::memchr(0, window)? + 1)
+                past_string(avail, pos)?
             }
         };
         left = (left << 4) & 0xffff;
     }
-    let ticks = match init.layout {
-        Layout::Current => e.u64(*avail.get(4..)?.first_chunk::<8>()?),
-        Layout::Old => u64::from(e.u32(*avail.get(4..)?.first_chunk::<4>()?)),
-    };
     let time_ns = clock.ns(u128::from(ticks))?;
     let end = align4(pos);
     if avail.len() < end {
@@ -767,6 +753,32 @@ fn simple_with(
         time_ns,
         end,
     })
+}
+
+/// A simple record's header, where its values start and its time in
+/// ticks: `None` unless it has one header and no new time base, or when
+/// `avail` ends before its time.
+#[inline(always)]
+fn simple_head(avail: &[u8], init: &Init) -> Option<(u32, usize, u64)> {
+    let e = init.endian;
+    let header = e.u32(*avail.first_chunk::<4>()?);
+    if header & (TIME_SET | LAST_FIRST) != LAST_FIRST {
+        return None;
+    }
+    let rest = avail.get(4..)?;
+    Some(match init.layout {
+        Layout::Current => (header, 12, e.u64(*rest.first_chunk::<8>()?)),
+        Layout::Old => (header, 8, u64::from(e.u32(*rest.first_chunk::<4>()?))),
+    })
+}
+
+/// Where a string read past from `pos` ends: at its NUL, looked for
+/// within [`MAX_STRING`] bytes as the general path does, padded to 4.
+#[inline(always)]
+fn past_string(avail: &[u8], pos: usize) -> Option<usize> {
+    let rest = avail.get(pos..)?;
+    let window = rest.get(..=MAX_STRING).unwrap_or(rest);
+    Some(align4(pos + memchr::memchr(0, window)? + 1))
 }
 
 /// Decodes one record from `src` into `rec`; its strings only when
