@@ -11,7 +11,12 @@
 # the ratios. Not a
 # test: figures, on this machine.
 #
-#   benches/all.sh [SCALE] [DIR]      SCALE 1 = about 100 MB, 10 = 1 GB
+#   benches/all.sh [SCALE] [DIR] [ROUNDS]
+#
+# SCALE 1 = about 100 MB, 10 = 1 GB. Each row is ROUNDS rounds (default
+# 3) of our two runs and the peers' one, in turn: times are medians, a
+# ratio is the median of the rounds' own ratios (with their range),
+# peak RSS the highest.
 #
 # The generators: awk for .traced (64 hosts x 16 metrics), clog2gen (64
 # ranks on 8 hosts in a ring), rstgen (8 DECK nodes in a ring; with --akypuera 8
@@ -23,6 +28,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scale=${1:-1}
 dir=${2:-${TMPDIR:-/tmp}}/integrador-bench
+pairs=${3:-3}
 fixtures=${INTEGRADOR_FIXTURES:-tests/data}
 cargo build --release -q
 for p in clog rastro pcp; do cargo build --release -q -p "integrador-$p" --examples; done
@@ -47,19 +53,12 @@ timed() {
     rm -f "$log"
 }
 
-# A peer on the same work, against our two times ($secs, our trace
-# written to a file and synced; $nsecs, written to /dev/null as the
-# peers write theirs).
-peer() { # $1 = label, then the command
-    local s r
-    read -r s r _ < <(timed "${@:2}")
-    echo "$1: ${s} s, $((r / 1024)) MiB ($(python3 -c "print(f'{$s/max($secs,0.01):.1f}x / {$s/max($nsecs,0.01):.1f}x')") our time)"
-}
-
-printf '%-8s %8s %11s %8s %8s %9s %8s %9s %8s  %s\n' format "input MB" events "secs" "to null" "M ev/s" "MB/s" "RSS MiB" "CPU/wall" "peers (same work): their time over ours, file / null"
-row() { # $1 = format, $2 = input bytes, then integrador's arguments
-    local fmt=$1 size=$2 secs nsecs rss nrss cpu ncpu events peers=""
-    shift 2
+# One round of a row: our run to a file, ours to /dev/null, then each
+# installed peer on the same work; appends "secs nsecs rss ncpu events
+# pj aky pmd" to $rounds (a peer not run: -).
+round() { # $1 = format, then integrador's arguments
+    local fmt=$1 secs rss cpu nsecs nrss ncpu events pj=- ak=- pm=- s
+    shift
     # The input was just written: its pages go to disk first, not while
     # we write our trace (1 GB of .traced: 4.3 s timed without, 3.2 s with).
     sync
@@ -70,32 +69,64 @@ row() { # $1 = format, $2 = input bytes, then integrador's arguments
     # our time).
     read -r nsecs nrss ncpu < <(timed "$bin" "$@" -o -)
     if command -v pj_dump > /dev/null; then
-        peers=$(peer "pj_dump -q" pj_dump -q "$dir/out.paje")
-    else
-        peers="pj_dump not installed"
+        read -r pj s _ < <(timed pj_dump -q "$dir/out.paje")
     fi
-    if [ "$fmt" = akypuera ]; then
-        if [ -x "$aky" ]; then
-            peers="$peers; $(peer "aky_converter" "$aky" "$dir"/aky/*.rst)"
-        else
-            peers="$peers; aky_converter not found"
-        fi
+    if [ "$fmt" = akypuera ] && [ -x "$aky" ]; then
+        read -r ak s _ < <(timed "$aky" "$dir"/aky/*.rst)
     fi
-    if [ "$fmt" = pcp ]; then
-        if command -v pmdumplog > /dev/null; then
-            peers="$peers; $(peer "pmdumplog -a" pmdumplog -a "$dir/pcp/big")"
-        else
-            peers="$peers; pmdumplog not installed"
-        fi
+    if [ "$fmt" = pcp ] && command -v pmdumplog > /dev/null; then
+        read -r pm s _ < <(timed pmdumplog -a "$dir/pcp/big")
     fi
-    python3 - "$fmt" "$size" "$events" "$secs" "$nsecs" "$rss" "$ncpu" "$peers" <<'PY'
-import sys
-fmt, size, events, secs, nsecs, rss, ncpu, peers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), max(float(sys.argv[4]), 0.01), max(float(sys.argv[5]), 0.01), int(sys.argv[6]), float(sys.argv[7]), sys.argv[8]
+    echo "$secs $nsecs $((rss > nrss ? rss : nrss)) $ncpu $events $pj $ak $pm" >> "$rounds"
+    rm -f "$dir/out.paje"
+}
+
+printf '%-8s %8s %11s %8s %8s %9s %8s %9s %8s  %s\n' format "input MB" events "secs" "to null" "M ev/s" "MB/s" "RSS MiB" "CPU/wall" "peers (same work): their time over ours, file / null"
+row() { # $1 = format, $2 = input bytes, then integrador's arguments
+    local fmt=$1 size=$2 n
+    shift 2
+    rounds=$dir/rounds
+    : > "$rounds"
+    # Rounds, not one run each: this VM's speed changes by 2x from one
+    # minute to the next, so each peer is timed next to our runs of the
+    # same round, and the ratios are the median of the rounds' own.
+    for ((n = 0; n < pairs; n++)); do
+        round "$fmt" "$@"
+    done
+    python3 - "$fmt" "$size" "$rounds" \
+        "$(command -v pj_dump > /dev/null && echo y)" \
+        "$([ -x "$aky" ] && echo y)" \
+        "$(command -v pmdumplog > /dev/null && echo y)" <<'PY'
+import statistics, sys
+fmt, size, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+have = {"pj": sys.argv[4] == "y", "aky": sys.argv[5] == "y", "pmd": sys.argv[6] == "y"}
+rows = [line.split() for line in open(path)]
+med = statistics.median
+secs = [max(float(r[0]), 0.01) for r in rows]
+nsecs = [max(float(r[1]), 0.01) for r in rows]
+rss = max(int(r[2]) for r in rows)
+cpu = med(float(r[3]) / n for r, n in zip(rows, nsecs))
+events = int(rows[0][4])
+s, ns = med(secs), med(nsecs)
+peers = []
+def peer(label, col, key, applies):
+    if not applies:
+        return
+    if not have[key]:
+        peers.append(f"{label} not {'found' if key == 'aky' else 'installed'}")
+        return
+    t = [float(r[col]) for r in rows]
+    a = [x / y for x, y in zip(t, secs)]
+    b = [x / y for x, y in zip(t, nsecs)]
+    spread = f", rounds {min(b):.1f}-{max(b):.1f}x" if len(rows) > 1 else ""
+    peers.append(f"{label}: {med(t):.2f} s ({med(a):.1f}x / {med(b):.1f}x our time{spread})")
+peer("pj_dump -q", 5, "pj", True)
+peer("aky_converter", 6, "aky", fmt == "akypuera")
+peer("pmdumplog -a", 7, "pmd", fmt == "pcp")
 # CPU/wall of the run to /dev/null: the synced run's wall includes the
 # wait for the disk.
-print(f"{fmt:<8} {size/1e6:8.0f} {events:11d} {secs:8.2f} {nsecs:8.2f} {events/secs/1e6:9.2f} {size/secs/1e6:8.0f} {rss/1024:9.1f} {ncpu/nsecs:8.2f}  {peers}")
+print(f"{fmt:<8} {size/1e6:8.0f} {events:11d} {s:8.2f} {ns:8.2f} {events/s/1e6:9.2f} {size/s/1e6:8.0f} {rss/1024:9.1f} {cpu:8.2f}  {'; '.join(peers)}")
 PY
-    rm -f "$dir/out.paje"
 }
 
 # .traced: 44 bytes a line.
