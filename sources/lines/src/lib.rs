@@ -76,6 +76,187 @@ pub fn read_text_line<R: BufRead + ?Sized>(
     Ok(end)
 }
 
+/// Text lines read a chunk at a time: each chunk's whole lines are
+/// checked to be UTF-8 at once and lent one by one, with no copy of a
+/// line and no check of its own. The lines, their ends and the errors
+/// are [`read_text_line`]'s, in the same order: a line with bytes that
+/// are not UTF-8, or longer than the bound, is an error at that line,
+/// after the lines before it.
+pub struct TextLines<R> {
+    reader: R,
+    /// Whole lines (and a last line without its newline, at the end),
+    /// checked; those from `pos` on not yet lent.
+    text: String,
+    pos: usize,
+    /// The line lent last, in `text`.
+    last: (usize, usize),
+    /// The bytes read after `text`'s last newline.
+    tail: Vec<u8>,
+    /// What comes once `text` is lent out, when not another chunk.
+    stop: Option<Stop>,
+    max: usize,
+}
+
+enum Stop {
+    End,
+    NotText,
+    TooLong,
+    Read(io::Error),
+    /// Given, and reading ended.
+    Done,
+}
+
+/// Bytes asked of the reader at a time: a `BufReader` of this size or
+/// smaller hands them over without copying them into its own buffer.
+const CHUNK: usize = 1 << 16;
+
+impl<R: Read> TextLines<R> {
+    /// Reads `reader` with lines of at most `max` bytes, as [`read_line`].
+    pub fn new(reader: R, max: usize) -> TextLines<R> {
+        TextLines {
+            reader,
+            text: String::new(),
+            pos: 0,
+            last: (0, 0),
+            tail: Vec::new(),
+            stop: None,
+            max,
+        }
+    }
+
+    /// The next line (its newline kept when it has one); `Ok(None)` at
+    /// the end of the input, and after an error.
+    pub fn next_text(&mut self) -> Result<Option<(&str, End)>, TextError> {
+        while self.pos >= self.text.len() {
+            match self.stop.take() {
+                None => self.refill(),
+                Some(Stop::End | Stop::Done) => {
+                    self.stop = Some(Stop::Done);
+                    return Ok(None);
+                }
+                Some(stop) => {
+                    self.stop = Some(Stop::Done);
+                    return Err(match stop {
+                        Stop::NotText => TextError::NotText,
+                        Stop::Read(e) => TextError::Read(e),
+                        _ => TextError::Read(too_long(self.max)),
+                    });
+                }
+            }
+        }
+        let rest = self.text.as_bytes().get(self.pos..).unwrap_or_default();
+        // `text` ends with a newline but for a last line without one.
+        let (len, end) = match memchr::memchr(b'\n', rest) {
+            Some(i) => (i + 1, End::Newline),
+            None => (rest.len(), End::Eof),
+        };
+        if len > self.max.saturating_add(1) {
+            self.text.clear();
+            self.pos = 0;
+            self.stop = Some(Stop::Done);
+            return Err(TextError::Read(too_long(self.max)));
+        }
+        self.last = (self.pos, self.pos + len);
+        self.pos += len;
+        Ok(Some((self.last(), end)))
+    }
+
+    /// The line [`TextLines::next_text`] lent last, again (empty before
+    /// the first): a caller that looked at it in a loop takes it out of
+    /// the loop this way.
+    pub fn last(&self) -> &str {
+        self.text.get(self.last.0..self.last.1).unwrap_or_default()
+    }
+
+    /// Reads the next chunk: its whole lines into `text` (all of it at
+    /// the end of the input), or what stops the reading into `stop`.
+    fn refill(&mut self) {
+        // The last chunk's bytes are overwritten, not cleared: only what
+        // it lacks is zeroed before a read (zeroing a whole chunk each time
+        // cost as much as checking it).
+        let mut v = std::mem::take(&mut self.text).into_bytes();
+        (self.pos, self.last) = (0, (0, 0));
+        let mut len = self.tail.len();
+        if v.len() < len {
+            v.resize(len, 0);
+        }
+        v.get_mut(..len)
+            .unwrap_or_default()
+            .copy_from_slice(&self.tail);
+        self.tail.clear();
+        let limit = self.max.saturating_add(1);
+        loop {
+            let from = len;
+            if v.len() < from + CHUNK {
+                v.resize(from + CHUNK, 0);
+            }
+            let (got, failed) = match read_full(
+                &mut self.reader,
+                v.get_mut(from..from + CHUNK).unwrap_or_default(),
+            ) {
+                Ok(n) => (n, None),
+                Err((n, e)) => (n, Some(e)),
+            };
+            len += got;
+            v.truncate(len);
+            if let Some(e) = failed {
+                // The whole lines read before it come first.
+                self.stop = Some(Stop::Read(e));
+                let whole = memchr::memrchr(b'\n', &v).map_or(0, |i| i + 1);
+                v.truncate(whole);
+                break;
+            }
+            if got < CHUNK {
+                // The end: the last line goes too, with or without its
+                // newline.
+                self.stop = Some(Stop::End);
+                break;
+            }
+            if let Some(i) = memchr::memrchr(b'\n', v.get(from..).unwrap_or_default()) {
+                self.tail
+                    .extend_from_slice(v.get(from + i + 1..).unwrap_or_default());
+                v.truncate(from + i + 1);
+                break;
+            }
+            if v.len() > limit {
+                // One line, over the bound already.
+                self.stop = Some(Stop::TooLong);
+                v.clear();
+                break;
+            }
+        }
+        self.text = match String::from_utf8(v) {
+            Ok(t) => t,
+            Err(e) => {
+                // The lines before the first that is not text, then that
+                // error (before any other that stopped the reading).
+                let bad = e.utf8_error().valid_up_to();
+                let mut v = e.into_bytes();
+                let start =
+                    memchr::memrchr(b'\n', v.get(..bad).unwrap_or_default()).map_or(0, |i| i + 1);
+                v.truncate(start);
+                self.stop = Some(Stop::NotText);
+                String::from_utf8(v).unwrap_or_default()
+            }
+        };
+    }
+}
+
+/// Fills `buf` from `r`, short only at the end of the input: the count,
+/// or an error and the count before it.
+fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<usize, (usize, io::Error)> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(buf.get_mut(got..).unwrap_or_default()) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err((got, e)),
+        }
+    }
+    Ok(got)
+}
+
 fn too_long(max: usize) -> io::Error {
     let size = if max >= 1 << 20 && max % (1 << 20) == 0 {
         format!("{} MiB", max >> 20)
@@ -131,6 +312,95 @@ mod tests {
         assert!(read_line(&mut r, &mut b, 5).is_ok());
         let mut r = &b"123456\n"[..];
         assert!(read_line(&mut r, &mut b, 5).is_err());
+    }
+
+    /// Whatever the reads' sizes, the lines of a [`TextLines`] are
+    /// read_text_line's, with the same ends and the same error at the
+    /// same line: over-long lines, bytes that are not UTF-8 (in the
+    /// last line too), a last line without its newline, lines longer
+    /// than a chunk.
+    #[test]
+    fn text_lines_are_read_text_lines() {
+        let long = [b"x".repeat(3 * CHUNK), b"\nend\n".to_vec()].concat();
+        let many: Vec<u8> = (0..5000)
+            .flat_map(|i| format!("line {i} {}\n", "y".repeat(i % 97)).into_bytes())
+            .collect();
+        let inputs: Vec<(Vec<u8>, usize)> = vec![
+            (b"ab\ncdefg\nlast".to_vec(), 12),
+            (b"\n\n\nx\n".to_vec(), 12),
+            (b"".to_vec(), 12),
+            (b"short\nthis one is over the bound\nafter\n".to_vec(), 12),
+            (b"ok\n\xff\xfe not text\nok\n".to_vec(), 12),
+            (b"ok\nlast \xff".to_vec(), 12),
+            (b"caf\xc3\xa9\n\xc3".to_vec(), 12),
+            (long.clone(), 4 * CHUNK),
+            (long, CHUNK),
+            (many.clone(), 200),
+            ([&many[..], b"\xff\n"].concat(), 200),
+        ];
+        for (input, max) in inputs {
+            // The reader fails after this many bytes (`usize::MAX`: never).
+            let fails = [usize::MAX, input.len() / 2, input.len().saturating_sub(1)];
+            for (piece, fail) in [1, 7, 4096, CHUNK, 3 * CHUNK]
+                .into_iter()
+                .flat_map(|p| fails.map(|f| (p, f)))
+            {
+                let mut want = Vec::new();
+                let mut r = io::BufReader::with_capacity(64, Pieces(&input, piece, fail));
+                let mut b = String::new();
+                loop {
+                    match read_text_line(&mut r, &mut b, max) {
+                        Ok(Some(end)) => want.push(Ok((b.clone(), end))),
+                        Ok(None) => break,
+                        Err(e) => {
+                            want.push(Err(format!("{e:?}").split('(').next().unwrap().to_string()));
+                            break;
+                        }
+                    }
+                }
+                let mut got = Vec::new();
+                let mut lines = TextLines::new(Pieces(&input, piece, fail), max);
+                loop {
+                    match lines.next_text() {
+                        Ok(Some((l, end))) => {
+                            let l = l.to_string();
+                            assert_eq!(lines.last(), l);
+                            got.push(Ok((l, end)));
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            got.push(Err(format!("{e:?}").split('(').next().unwrap().to_string()));
+                            assert!(matches!(lines.next_text(), Ok(None)));
+                            break;
+                        }
+                    }
+                }
+                assert_eq!(
+                    got.len(),
+                    want.len(),
+                    "{} bytes in pieces of {piece}",
+                    input.len()
+                );
+                assert_eq!(got, want, "{} bytes in pieces of {piece}", input.len());
+            }
+        }
+    }
+
+    /// A reader that gives at most `.1` bytes a read, and fails once it
+    /// has given `.2`.
+    struct Pieces<'a>(&'a [u8], usize, usize);
+
+    impl Read for Pieces<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.2 == 0 {
+                return Err(io::Error::other("failed"));
+            }
+            let n = buf.len().min(self.1).min(self.0.len()).min(self.2);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            self.2 -= n;
+            Ok(n)
+        }
     }
 
     #[test]

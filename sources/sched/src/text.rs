@@ -100,12 +100,11 @@ pub type Lost = Vec<(u32, u64)>;
 
 /// Streams the events of one text trace.
 pub struct TextReader<R> {
-    reader: R,
+    lines: integrador_lines::TextLines<R>,
     format: Format,
     line: u64,
     /// Bytes read before the last line, and up to its end.
     offsets: (u64, u64),
-    buf: String,
     /// The last line, when it had no newline (left out).
     pub cut: Option<u64>,
     /// Losses the trace reports.
@@ -604,12 +603,11 @@ impl<R: BufRead> TextReader<R> {
     /// Reads `format` text (ftrace, trace-cmd or perf) from `reader`.
     pub fn new(reader: R, format: Format) -> TextReader<R> {
         TextReader {
-            reader,
+            lines: integrador_lines::TextLines::new(reader, integrador_lines::MAX_LINE),
             format,
             line: 0,
             offsets: (0, 0),
             cut: None,
-            buf: String::new(),
             lost: Vec::new(),
             pool: Pool::default(),
             contexts: Contexts::default(),
@@ -619,36 +617,6 @@ impl<R: BufRead> TextReader<R> {
     /// Lines read so far (comments and the like included).
     pub fn lines_read(&self) -> u64 {
         self.line
-    }
-
-    /// Reads the next line into the buffer: `Ok(false)` at the end.
-    fn read(&mut self) -> Result<bool, TextError> {
-        let line = self.line + 1;
-        self.offsets.0 = self.offsets.1;
-        let end = integrador_lines::read_text_line(
-            &mut self.reader,
-            &mut self.buf,
-            integrador_lines::MAX_LINE,
-        )
-        .map_err(|e| TextError {
-            line,
-            what: match e {
-                integrador_lines::TextError::Read(e) => e.to_string(),
-                integrador_lines::TextError::NotText => "line is not valid UTF-8".into(),
-            },
-        })?;
-        match end {
-            None => Ok(false),
-            Some(integrador_lines::End::Eof) => {
-                self.cut = Some(line);
-                Ok(false)
-            }
-            Some(integrador_lines::End::Newline) => {
-                self.line = line;
-                self.offsets.1 += self.buf.len() as u64;
-                Ok(true)
-            }
-        }
     }
 
     /// Reads lines up to the next event line; `Ok(None)` at the end.
@@ -665,10 +633,15 @@ impl<R: BufRead> TextReader<R> {
     /// allocates nothing); `Ok(None)` at the end.
     pub fn next_context(&mut self) -> Result<Option<Line<'_>>, TextError> {
         let known = loop {
-            if !self.read()? {
+            let read = read(
+                &mut self.lines,
+                &mut self.line,
+                &mut self.offsets,
+                &mut self.cut,
+            );
+            let Some(l) = read? else {
                 return Ok(None);
-            }
-            let l = self.buf.trim_ascii_end();
+            };
             // A line that starts like an event line read before is one:
             // no comment, loss marker or perf frame starts with the text
             // up to a `[cpu]` column's `]` (none holds such a column, or
@@ -694,8 +667,9 @@ impl<R: BufRead> TextReader<R> {
             }
             break None;
         };
+        // The line again: the loop cannot lend it past itself.
         let number = self.line;
-        let l = self.buf.trim_ascii_end();
+        let l = self.lines.last().trim_ascii_end();
         let c = match known.and_then(|(k, close)| k.of(l, close)) {
             Some(c) => c,
             None => {
@@ -777,6 +751,39 @@ pub struct Head<'a> {
     pub payload: &'a str,
     /// The whole line, for messages.
     pub text: &'a str,
+}
+
+/// A reader's next line, trailing space removed, counted in `line` and
+/// `offsets` (bytes before it, and up to its end); `Ok(None)` at the end,
+/// where a last line without its newline is left out and told in `cut`.
+/// (The reader's fields one by one: the line borrows the first only.)
+fn read<'a, R: BufRead>(
+    lines: &'a mut integrador_lines::TextLines<R>,
+    line: &mut u64,
+    offsets: &mut (u64, u64),
+    cut: &mut Option<u64>,
+) -> Result<Option<&'a str>, TextError> {
+    let next = *line + 1;
+    offsets.0 = offsets.1;
+    let read = lines.next_text().map_err(|e| TextError {
+        line: next,
+        what: match e {
+            integrador_lines::TextError::Read(e) => e.to_string(),
+            integrador_lines::TextError::NotText => "line is not valid UTF-8".into(),
+        },
+    })?;
+    match read {
+        None => Ok(None),
+        Some((_, integrador_lines::End::Eof)) => {
+            *cut = Some(next);
+            Ok(None)
+        }
+        Some((l, integrador_lines::End::Newline)) => {
+            *line = next;
+            offsets.1 += l.len() as u64;
+            Ok(Some(l.trim_ascii_end()))
+        }
+    }
 }
 
 fn line_error(line: u64, what: String, l: &str) -> TextError {

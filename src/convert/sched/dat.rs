@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// A kernel trace's events, from text or from trace.dat.
 pub(super) enum Events {
-    Text(integrador_sched::text::TextReader<std::io::BufReader<crate::input::Reader>>),
+    Text(Box<integrador_sched::text::TextReader<std::io::BufReader<crate::input::Reader>>>),
     /// Text decoded on a thread of its own (crate::prefetch); at the end,
     /// the cut line and the lost-event count it reported. Events are
     /// boxed: each is swapped out of its batch as a pointer, not as its

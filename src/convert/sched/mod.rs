@@ -205,7 +205,11 @@ impl SchedSource {
                     BufReader::with_capacity(crate::input::buffer_size(path), file),
                     format,
                 );
-                (dat::Events::Text(r), format, format!("{format:?} text"))
+                (
+                    dat::Events::Text(Box::new(r)),
+                    format,
+                    format!("{format:?} text"),
+                )
             }
             Input::Dat => {
                 let d = dat::open(path)?;
