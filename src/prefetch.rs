@@ -117,6 +117,29 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
     pub fn spawn_batched<D: 'static>(
         batch: usize,
         open: impl FnOnce() -> Result<D> + Send + 'static,
+        read: impl FnMut(&mut D, &mut T) -> Result<bool> + Send + 'static,
+        end: impl FnMut(&mut D) -> Result<F> + Send + 'static,
+    ) -> Prefetch<T, F> {
+        Prefetch::start(batch, Some(Core), open, read, end)
+    }
+
+    /// [`Prefetch::spawn`] for the decoder of a converter that runs on a
+    /// claimed core of its own (crate::source::Threaded): this thread
+    /// claims none. A binary decoder keeps its core busy a fraction of the
+    /// time, and the run's thread shares that core with it.
+    pub fn spawn_beside<D: 'static>(
+        open: impl FnOnce() -> Result<D> + Send + 'static,
+        read: impl FnMut(&mut D, &mut T) -> Result<bool> + Send + 'static,
+        end: impl FnMut(&mut D) -> Result<F> + Send + 'static,
+    ) -> Prefetch<T, F> {
+        Prefetch::start(BATCH, None, open, read, end)
+    }
+
+    /// The thread, holding `core` (given back when it ends) if claimed.
+    fn start<D: 'static>(
+        batch: usize,
+        core: Option<Core>,
+        open: impl FnOnce() -> Result<D> + Send + 'static,
         mut read: impl FnMut(&mut D, &mut T) -> Result<bool> + Send + 'static,
         mut end: impl FnMut(&mut D) -> Result<F> + Send + 'static,
     ) -> Prefetch<T, F> {
@@ -124,7 +147,7 @@ impl<T: Default + Send + 'static, F: Send + 'static> Prefetch<T, F> {
         let (tx, rx) = sync_channel::<Msg<T, F>>(DEPTH);
         let (back, spent) = sync_channel::<Vec<T>>(DEPTH + 2);
         std::thread::spawn(move || {
-            let core = Core;
+            let core = core;
             let mut d = match open() {
                 Ok(d) => d,
                 Err(e) => {

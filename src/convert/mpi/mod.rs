@@ -381,12 +381,12 @@ fn display_of(
 }
 
 /// An MPE log being read: the converter and its records.
-pub struct Reading<R: std::io::Read> {
+struct Reading<F> {
     source: MpiSource,
-    records: scan::Records<R>,
+    records: F,
 }
 
-impl<R: std::io::Read> Reading<R> {
+impl<F: scan::Feed> Reading<F> {
     fn next(&mut self, out: &mut Timeline) -> Result<bool> {
         let s = &mut self.source;
         match self.records.next_event(&s.path)? {
@@ -402,13 +402,13 @@ impl<R: std::io::Read> Reading<R> {
     }
 }
 
-impl<R: std::io::Read> Converter for Reading<R> {
+impl<F: scan::Feed> Converter for Reading<F> {
     fn pull(&mut self, _reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
         self.next(out)
     }
 }
 
-impl crate::source::Alone for Reading<crate::input::ThreadFile> {
+impl crate::source::Alone for Reading<scan::Fed> {
     fn pull_alone(&mut self, out: &mut Timeline) -> Result<bool> {
         self.next(out)
     }

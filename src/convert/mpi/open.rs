@@ -81,7 +81,7 @@ impl MpiSource {
     }
 
     /// The log read by the run's thread.
-    pub fn reading(self) -> Result<Reading<crate::input::Reader>> {
+    pub(super) fn reading(self) -> Result<Reading<scan::Records<crate::input::Reader>>> {
         let records = scan::Records::open(&self.path)?;
         Ok(Reading {
             source: self,
@@ -89,12 +89,13 @@ impl MpiSource {
         })
     }
 
-    /// Converts the log on a thread of its own, which opens it there (the
-    /// caller claimed a core: crate::prefetch::claim).
-    pub fn threaded(self, timeline: Timeline) -> Result<crate::source::Threaded> {
+    /// Converts the log on a thread of its own (the caller claimed a
+    /// core: crate::prefetch::claim), decoded on another
+    /// ([`scan::Fed`]), which opens it.
+    pub(super) fn threaded(self, timeline: Timeline) -> Result<crate::source::Threaded> {
         let format = scan::format(&self.path)?;
         Ok(crate::source::Threaded::spawn(timeline, move || {
-            let records = scan::Records::open_on_thread(&self.path, format)?;
+            let records = scan::Fed::spawn(&self.path, format);
             Ok(Reading {
                 source: self,
                 records,

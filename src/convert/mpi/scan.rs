@@ -74,11 +74,17 @@ impl Records<crate::input::ThreadFile> {
     }
 }
 
-impl<R: std::io::Read> Records<R> {
+/// Where pass 2 takes its records from.
+pub(super) trait Feed {
+    /// The next record; `Ok(None)` at the end.
+    fn next_event(&mut self, path: &Path) -> Result<Option<Ev>>;
+}
+
+impl<R: std::io::Read> Feed for Records<R> {
     /// The next record ([`Ev`]): a CLOG2 log's read in place, without
     /// copying its body or allocating a definition's strings (the first
     /// pass has them).
-    pub(super) fn next_event(&mut self, path: &Path) -> Result<Option<Ev>> {
+    fn next_event(&mut self, path: &Path) -> Result<Option<Ev>> {
         match &mut self.reader {
             MpeReader::Clog2(r) => {
                 let raw = r.next_raw().map_err(|e| Error::in_file(path, e))?;
@@ -87,6 +93,43 @@ impl<R: std::io::Read> Records<R> {
             r => {
                 let rec = r.next_record().map_err(|e| Error::in_file(path, e))?;
                 Ok(rec.map(|rec| Ev::new(Head::of_record(&rec), rec.body.event())))
+            }
+        }
+    }
+}
+
+/// Pass 2's records decoded on a thread of their own, beside a converter
+/// that has a core of its own (crate::source::Threaded): converting is
+/// twice the work of everything else in a run of one log, so its thread
+/// keeps a core and the decoding shares the run's.
+pub(super) struct Fed {
+    feed: crate::prefetch::Prefetch<Ev, ()>,
+    ended: bool,
+}
+
+impl Fed {
+    /// Starts the thread, which opens `path`, a log of `format`.
+    pub(super) fn spawn(path: &Path, format: integrador_clog::Format) -> Fed {
+        let (p, q) = (path.to_path_buf(), path.to_path_buf());
+        let feed = crate::prefetch::Prefetch::spawn_beside(
+            move || Records::open_on_thread(&p, format),
+            move |r, slot: &mut Ev| Ok(r.next_event(&q)?.map(|ev| *slot = ev).is_some()),
+            |_| Ok(()),
+        );
+        Fed { feed, ended: false }
+    }
+}
+
+impl Feed for Fed {
+    fn next_event(&mut self, _path: &Path) -> Result<Option<Ev>> {
+        if self.ended {
+            return Ok(None);
+        }
+        match self.feed.next_record()? {
+            crate::prefetch::Next::Record(ev) => Ok(Some(*ev)),
+            crate::prefetch::Next::End(()) => {
+                self.ended = true;
+                Ok(None)
             }
         }
     }
@@ -136,6 +179,19 @@ pub(super) enum EvKind {
     Coll,
     /// Not an event (definitions, communicators, block ends...).
     Other,
+}
+
+impl Default for Ev {
+    fn default() -> Ev {
+        Ev {
+            offset: 0,
+            time: 0.0,
+            icomm: 0,
+            rank: 0,
+            thread: 0,
+            kind: EvKind::Other,
+        }
+    }
 }
 
 impl Ev {
