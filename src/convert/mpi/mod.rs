@@ -23,6 +23,7 @@
 //! `nodes` reads the nodes file; this file is pass 2.
 
 mod config;
+mod lookup;
 mod nodes;
 mod open;
 mod scan;
@@ -112,7 +113,7 @@ struct Who {
 }
 
 /// Each (icomm, rank, MPE thread)'s [`Who`].
-type WhoMap = HashMap<(i32, i32, i32), Who>;
+type WhoMap = lookup::ByRank<Who>;
 
 /// A (sender, receiver, tag) channel.
 struct Chan {
@@ -183,6 +184,7 @@ pub struct MpiSource {
     ranks: HashMap<i32, Rank>,
     rows: Vec<Row>,
     who: WhoMap,
+    etypes: lookup::Etypes,
     chans: HashMap<(i32, i32, i32), Chan>,
     kinds: Vec<Kinds>,
     /// The hierarchy's name of message arrows.
@@ -442,7 +444,7 @@ impl MpiSource {
             EvKind::Msg(_) | EvKind::Coll => None,
             EvKind::Other => return Ok(()),
         };
-        let Some(&Who { me, lane, row: ri }) = self.who.get(&(rec.icomm, rec.rank, rec.thread))
+        let Some(Who { me, lane, row: ri }) = self.who.get((rec.icomm, rec.rank, rec.thread))
         else {
             return self.unplaced(rec);
         };
@@ -478,7 +480,7 @@ impl MpiSource {
                 },
             )?;
         }
-        match etype.map(|e| (e, self.scan.state_of_etype.get(&e).copied())) {
+        match etype.map(|e| (e, self.etypes.get(e))) {
             Some((_, Some((state, true)))) => {
                 row.stack.push(state);
                 out.push_on(
@@ -494,6 +496,11 @@ impl MpiSource {
             }
             Some((_, Some((state, false)))) => match row.stack.iter().rposition(|&s| s == state) {
                 None => self.unmatched_ends += 1,
+                // The innermost state ends (nearly always): one pop.
+                Some(depth) if depth + 1 == row.stack.len() => {
+                    row.stack.pop();
+                    pops(out, at, container, state_ty, 1)?;
+                }
                 Some(depth) => {
                     // Pajé only pops the innermost state: a state that ends
                     // under others is closed by popping down to it and

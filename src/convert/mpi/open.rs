@@ -60,13 +60,15 @@ impl MpiSource {
             notes,
             ..SourceStats::default()
         };
+        let etypes = lookup::Etypes::new(&scan.state_of_etype);
         let mut converter = MpiSource {
             path: path.to_path_buf(),
             config: std::sync::Arc::clone(&mpi),
             scan,
             ranks: ranks.into_iter().collect(),
             rows,
-            who,
+            who: lookup::ByRank::new(who),
+            etypes,
             chans,
             kinds,
             link_name: mpi.link_name.clone(),
@@ -318,7 +320,11 @@ fn anchor_notes(by_host: &BTreeMap<String, Vec<i64>>) -> (Option<String>, Vec<St
 
 /// The rows of every (rank, MPE thread), with how many events each will
 /// see, and where each (icomm, rank, MPE thread) of the records goes.
-fn rows(scan: &Scan, ranks: &BTreeMap<i32, Rank>, reg: &mut Registry) -> (Vec<Row>, WhoMap) {
+fn rows(
+    scan: &Scan,
+    ranks: &BTreeMap<i32, Rank>,
+    reg: &mut Registry,
+) -> (Vec<Row>, HashMap<(i32, i32, i32), Who>) {
     let thread_ty = reg.level_type(Role::Thread);
     let mut rows: Vec<Row> = Vec::new();
     let mut index: HashMap<(i32, i32), usize> = HashMap::new();
