@@ -6,16 +6,19 @@ use foldhash::HashMap;
 /// Ranks and event types below this are looked up by index.
 const DENSE: usize = 1 << 12;
 
+/// An (icomm, rank, MPE thread).
+pub(super) type Key = (i32, i32, i32);
+
 /// Values by (icomm, rank, MPE thread): by rank in a vector when that
 /// rank has one key (one communicator, no MPE threads: nearly always),
 /// hashed otherwise.
 pub(super) struct ByRank<V> {
-    map: HashMap<(i32, i32, i32), V>,
-    by_rank: Vec<Option<((i32, i32, i32), V)>>,
+    map: HashMap<Key, V>,
+    by_rank: Vec<Option<(Key, V)>>,
 }
 
 impl<V: Copy> ByRank<V> {
-    pub(super) fn new(map: HashMap<(i32, i32, i32), V>) -> ByRank<V> {
+    pub(super) fn new(map: HashMap<Key, V>) -> ByRank<V> {
         let mut count = vec![0u32; DENSE];
         for &(_, rank, _) in map.keys() {
             if let Some(n) = usize::try_from(rank).ok().and_then(|r| count.get_mut(r)) {
@@ -33,7 +36,7 @@ impl<V: Copy> ByRank<V> {
     }
 
     #[inline]
-    pub(super) fn get(&self, k: (i32, i32, i32)) -> Option<V> {
+    pub(super) fn get(&self, k: Key) -> Option<V> {
         if let Some(Some((key, v))) = usize::try_from(k.1).ok().and_then(|r| self.by_rank.get(r)) {
             if *key == k {
                 return Some(*v);

@@ -324,7 +324,7 @@ fn rows(
     scan: &Scan,
     ranks: &BTreeMap<i32, Rank>,
     reg: &mut Registry,
-) -> (Vec<Row>, HashMap<(i32, i32, i32), Who>) {
+) -> (Vec<Row>, HashMap<lookup::Key, Who>) {
     let thread_ty = reg.level_type(Role::Thread);
     let mut rows: Vec<Row> = Vec::new();
     let mut index: HashMap<(i32, i32), usize> = HashMap::new();
