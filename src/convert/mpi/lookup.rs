@@ -9,9 +9,9 @@ const DENSE: usize = 1 << 12;
 /// An (icomm, rank, MPE thread).
 pub(super) type Key = (i32, i32, i32);
 
-/// Values by (icomm, rank, MPE thread): by rank in a vector when that
-/// rank has one key (one communicator, no MPE threads: nearly always),
-/// hashed otherwise.
+/// Values by (icomm, rank, MPE thread): one key of each rank by index
+/// (its only one, nearly always: one communicator, no MPE threads), the
+/// others hashed.
 pub(super) struct ByRank<V> {
     map: HashMap<Key, V>,
     by_rank: Vec<Option<(Key, V)>>,
@@ -19,16 +19,13 @@ pub(super) struct ByRank<V> {
 
 impl<V: Copy> ByRank<V> {
     pub(super) fn new(map: HashMap<Key, V>) -> ByRank<V> {
-        let mut count = vec![0u32; DENSE];
-        for &(_, rank, _) in map.keys() {
-            if let Some(n) = usize::try_from(rank).ok().and_then(|r| count.get_mut(r)) {
-                *n += 1;
-            }
-        }
-        let mut by_rank = vec![None; DENSE];
+        let mut by_rank: Vec<Option<(Key, V)>> = vec![None; DENSE];
         for (&k, &v) in &map {
-            let r = usize::try_from(k.1).unwrap_or(DENSE);
-            if let (Some(slot), Some(1)) = (by_rank.get_mut(r), count.get(r)) {
+            let Some(slot) = usize::try_from(k.1).ok().and_then(|r| by_rank.get_mut(r)) else {
+                continue;
+            };
+            // The smallest key of a rank, whatever the map's order.
+            if slot.is_none_or(|(old, _)| k < old) {
                 *slot = Some((k, v));
             }
         }
