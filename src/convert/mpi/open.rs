@@ -9,7 +9,7 @@ type Anchor = (i64, i64, u32);
 impl MpiSource {
     /// Scans `path` and places its ranks; `clock_of` gives a host's clock.
     /// The converter comes back with its timeline, to read the log here
-    /// or on a thread of its own ([`MpiSource::reading`]).
+    /// or on a thread of its own (`reading`, `threaded`).
     pub fn open(
         path: &Path,
         setup: MpiSetup,
