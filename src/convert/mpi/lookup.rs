@@ -51,17 +51,14 @@ pub(super) struct Etypes {
 }
 
 impl Etypes {
-    pub(super) fn new(map: &HashMap<i32, (usize, bool)>) -> Etypes {
+    pub(super) fn new(map: HashMap<i32, (usize, bool)>) -> Etypes {
         let mut dense = vec![None; DENSE];
-        for (&e, &v) in map {
+        for (&e, &v) in &map {
             if let Some(slot) = usize::try_from(e).ok().and_then(|i| dense.get_mut(i)) {
                 *slot = Some(v);
             }
         }
-        Etypes {
-            map: map.clone(),
-            dense,
-        }
+        Etypes { map, dense }
     }
 
     #[inline]
@@ -92,7 +89,7 @@ mod tests {
             let who = ByRank::new(map.clone());
             let states: HashMap<i32, (usize, bool)> =
                 etypes.iter().map(|&(e, s, start)| (e, (s, start))).collect();
-            let dense = Etypes::new(&states);
+            let dense = Etypes::new(states.clone());
             for k in keys.iter().chain(&asked) {
                 proptest::prop_assert_eq!(who.get(*k), map.get(k).copied());
                 proptest::prop_assert_eq!(dense.get(k.1), states.get(&k.1).copied());

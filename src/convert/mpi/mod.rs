@@ -217,7 +217,7 @@ impl MpiSource {
     /// so that the conversion needs nothing more of the registry.
     fn make_values(&mut self, reg: &mut Registry) {
         let mut etypes = self.scan.etypes.sorted();
-        etypes.retain(|e| !self.scan.state_of_etype.contains_key(e));
+        etypes.retain(|&e| self.etypes.get(e).is_none());
         for k in &mut self.kinds {
             for &etype in &etypes {
                 let (name, color) = self

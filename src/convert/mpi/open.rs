@@ -18,7 +18,7 @@ impl MpiSource {
     ) -> Result<(MpiSource, Timeline)> {
         let process_ty =
             reg.required_level(Role::Process, &format!("{}: MPI traces", path.display()))?;
-        let (scan, preamble) = Scan::run(path)?;
+        let (mut scan, preamble) = Scan::run(path)?;
         let nodes = setup.nodes.map(read_nodes).transpose()?;
         let world = world_ranks(preamble.as_ref(), &scan, path)?;
         let anchors = anchors(&scan, path)?;
@@ -60,7 +60,8 @@ impl MpiSource {
             notes,
             ..SourceStats::default()
         };
-        let etypes = lookup::Etypes::new(&scan.state_of_etype);
+        // The states' event types go to the converter's lookup.
+        let etypes = lookup::Etypes::new(std::mem::take(&mut scan.state_of_etype));
         let mut converter = MpiSource {
             path: path.to_path_buf(),
             config: std::sync::Arc::clone(&mpi),
