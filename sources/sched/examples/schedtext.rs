@@ -23,7 +23,7 @@ fn main() {
         std::process::exit(1)
     });
     let started = std::time::Instant::now();
-    let mut r = TextReader::new(std::io::BufReader::with_capacity(1 << 16, file), format);
+    let mut r = TextReader::new(file, format);
     let mut events = 0u64;
     // One event filled again and again, as integrador's converter does.
     let mut ev = integrador_sched::text::Event::default();

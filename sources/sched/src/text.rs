@@ -9,7 +9,7 @@
 
 use crate::Format;
 use memchr::memmem::Finder;
-use std::io::BufRead;
+use std::io::Read;
 use std::sync::LazyLock;
 
 /// What happened.
@@ -599,7 +599,7 @@ fn payload_kind<'a>(event: &'a str, p: &'a str) -> Option<Payload<'a>> {
     })
 }
 
-impl<R: BufRead> TextReader<R> {
+impl<R: Read> TextReader<R> {
     /// Reads `format` text (ftrace, trace-cmd or perf) from `reader`.
     pub fn new(reader: R, format: Format) -> TextReader<R> {
         TextReader {
@@ -757,7 +757,7 @@ pub struct Head<'a> {
 /// `offsets` (bytes before it, and up to its end); `Ok(None)` at the end,
 /// where a last line without its newline is left out and told in `cut`.
 /// (The reader's fields one by one: the line borrows the first only.)
-fn read<'a, R: BufRead>(
+fn read<'a, R: Read>(
     lines: &'a mut integrador_lines::TextLines<R>,
     line: &mut u64,
     offsets: &mut (u64, u64),

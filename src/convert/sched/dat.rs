@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// A kernel trace's events, from text or from trace.dat.
 pub(super) enum Events {
-    Text(Box<integrador_sched::text::TextReader<std::io::BufReader<crate::input::Reader>>>),
+    Text(Box<integrador_sched::text::TextReader<crate::input::Reader>>),
     /// Text decoded on a thread of its own (crate::prefetch); at the end,
     /// the cut line and the lost-event count it reported. Events are
     /// boxed: each is swapped out of its batch as a pointer, not as its
@@ -27,7 +27,6 @@ pub(super) type TextEnd = (Option<u64>, u64);
 /// has claimed a core (crate::prefetch::claim).
 pub(super) fn spawn_text(path: &Path, format: integrador_sched::Format) -> Events {
     let (p, q) = (path.to_path_buf(), path.to_path_buf());
-    let size = crate::input::buffer_size(path);
     Events::Thread(
         // 256 events a batch, not 2048: each holds up to five strings of
         // its own, and the smaller batches stay in the caches between the
@@ -38,10 +37,7 @@ pub(super) fn spawn_text(path: &Path, format: integrador_sched::Format) -> Event
             256,
             move || {
                 let f = crate::input::open_on_thread(&p).map_err(|e| Error::in_file(&p, e))?;
-                Ok(TextReader::new(
-                    std::io::BufReader::with_capacity(size, f),
-                    format,
-                ))
+                Ok(TextReader::new(f, format))
             },
             move |r, slot: &mut Box<Event>| r.read_into(slot).map_err(|e| Error::in_file(&q, e)),
             |r| Ok((r.cut, lost(&r.lost))),

@@ -22,7 +22,6 @@ use integrador_sched::text::{kernel_state, Event, Kind, TextReader};
 use integrador_sched::Format;
 // foldhash: rows, names and tasks are looked up per event.
 use foldhash::{HashMap, HashMapExt, HashSet};
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -201,10 +200,7 @@ impl SchedSource {
             }
             Input::Text(format) => {
                 let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-                let r = TextReader::new(
-                    BufReader::with_capacity(crate::input::buffer_size(path), file),
-                    format,
-                );
+                let r = TextReader::new(file, format);
                 (
                     dat::Events::Text(Box::new(r)),
                     format,

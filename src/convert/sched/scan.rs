@@ -52,7 +52,7 @@ impl Scan {
     /// Pass 1 over the whole file on this thread.
     fn whole(path: &Path, format: Format) -> Result<Scan> {
         let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-        Scan::part(file, format, crate::input::buffer_size(path))
+        Scan::part(file, format)
             .map(|(s, _)| s)
             .map_err(|e| Error::in_file(path, e))
     }
@@ -86,12 +86,12 @@ impl Scan {
         mid: u64,
         core: Option<crate::prefetch::Core>,
     ) -> Result<Scan> {
-        let (p, cap) = (path.to_path_buf(), crate::input::buffer_size(path));
+        let p = path.to_path_buf();
         let spawned = std::thread::Builder::new().spawn(move || {
             let _core = core;
             let mut f = crate::input::open_on_thread(&p)?;
             f.seek(SeekFrom::Start(mid))?;
-            Ok::<_, std::io::Error>(Scan::part(f, format, cap))
+            Ok::<_, std::io::Error>(Scan::part(f, format))
         });
         let Ok(second) = spawned else {
             // No thread to be had (a tight memory limit): the whole file
@@ -99,7 +99,7 @@ impl Scan {
             return Scan::whole(path, format);
         };
         let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-        let first = Scan::part(file.take(mid), format, cap);
+        let first = Scan::part(file.take(mid), format);
         let second = second
             .join()
             .map_err(|_| Error::in_file(path, "pass 1's second half failed"))?
@@ -113,14 +113,9 @@ impl Scan {
         Ok(a)
     }
 
-    /// Pass 1 over what `input` reads (in `cap`-byte reads): the scan
-    /// and the lines read, or the first line in error (numbered from
-    /// `input`'s start).
-    fn part<R: Read>(
-        input: R,
-        format: Format,
-        cap: usize,
-    ) -> std::result::Result<(Scan, u64), TextError> {
+    /// Pass 1 over what `input` reads: the scan and the lines read, or
+    /// the first line in error (numbered from `input`'s start).
+    fn part<R: Read>(input: R, format: Format) -> std::result::Result<(Scan, u64), TextError> {
         let mut s = Scan::default();
         // Only the context column is parsed, and the rest of the lines
         // that hold the marker text; a name is copied only when it
@@ -128,7 +123,7 @@ impl Scan {
         // pass 2, as it would be here.)
         let spot = Spot::new(input);
         let hits = std::rc::Rc::clone(&spot.hits);
-        let mut r = TextReader::new(BufReader::with_capacity(cap, spot), format);
+        let mut r = TextReader::new(spot, format);
         while let Some(l) = r.next_context()? {
             if l.pid > 0 {
                 let t = s.tasks.entry(l.pid).or_default();
