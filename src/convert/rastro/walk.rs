@@ -60,6 +60,126 @@ pub(super) struct Item {
     /// the converter takes rather than map the time again.
     pub(super) mapped: i64,
     pub(super) after: After,
+    /// Its link ends (starts, then ends), resolved by the walk when it
+    /// has a [`Resolver`] (pass 2); empty otherwise.
+    pub(super) ends: Vec<Resolved>,
+    /// Channels the resolver made that pass 1 had not (their index and
+    /// key), given with the first end that names them.
+    pub(super) new_chans: Vec<(u32, Key)>,
+}
+
+/// A link end of a record as the record and the channels' counters say,
+/// before the registry is asked anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Resolved {
+    pub(super) start: bool,
+    /// The peer of an `each` end (0 without).
+    pub(super) peer: u64,
+    /// Its (channel, sequence) ([`Chans`]); `None` when a field of its
+    /// key is missing.
+    pub(super) at: Option<(u32, u64)>,
+    /// Pass 1 found the link unmatched or unplaceable.
+    pub(super) bad: bool,
+}
+
+/// Resolves the link ends of pass 2's records where they are walked:
+/// their keys, channels and FIFO counters depend on the records alone,
+/// in the merge's order, which is the converter's. (On the converting
+/// thread they were a fifth of a message end.)
+pub(super) struct Resolver {
+    defs: Defs,
+    chans: Chans,
+    /// (rank, thread) of each file.
+    ids: Vec<(u64, u64)>,
+    /// Channels below this index are known to the converter.
+    known: usize,
+}
+
+impl Resolver {
+    /// `chans` as pass 1 left them (the converter knows their keys).
+    pub(super) fn new(map: &EventMap, chans: Chans, files: &[FileInfo]) -> Resolver {
+        Resolver {
+            defs: Defs::new(map),
+            known: chans.len(),
+            chans,
+            ids: files.iter().map(|f| (f.id1, f.id2)).collect(),
+        }
+    }
+
+    /// Fills `item`'s ends from its record, read from file `i`.
+    #[inline]
+    fn resolve(&mut self, i: usize, item: &mut Item) {
+        let Some((_, def)) = self.defs.find(item.rec.ty) else {
+            return;
+        };
+        // Most records have no link end.
+        if def.link_start.is_none() && def.link_end.is_none() {
+            return;
+        }
+        let Some(&ids) = self.ids.get(i) else {
+            return;
+        };
+        let mut side = Side {
+            chans: &mut self.chans,
+            known: &mut self.known,
+            file: (i, ids.0, ids.1),
+            item,
+        };
+        if let Some(end) = &def.link_start {
+            side.ends(end, true);
+        }
+        if let Some(end) = &def.link_end {
+            side.ends(end, false);
+        }
+    }
+}
+
+/// What resolving a record's ends changes.
+struct Side<'a> {
+    chans: &'a mut Chans,
+    known: &'a mut usize,
+    /// (index, rank, thread).
+    file: (usize, u64, u64),
+    item: &'a mut Item,
+}
+
+impl Side<'_> {
+    /// The instances of one end of the record.
+    fn ends(&mut self, end: &LinkEnd, start: bool) {
+        let (i, id1, id2) = self.file;
+        let slot = 2 * i + usize::from(start);
+        let Item {
+            rec,
+            ends,
+            new_chans,
+            ..
+        } = &mut *self.item;
+        let (chans, known) = (&mut *self.chans, &mut *self.known);
+        scan::instances(end, rec, id1, id2, |k, peer| {
+            let r = match k {
+                None => Resolved {
+                    start,
+                    peer,
+                    at: None,
+                    bad: false,
+                },
+                Some(k) => {
+                    let (chan, seq) = chans.resolve_at(k, end.fifo, start, Some(slot));
+                    if chan as usize >= *known {
+                        new_chans.push((chan, chans.channel(chan)));
+                        *known = chan as usize + 1;
+                    }
+                    Resolved {
+                        start,
+                        peer,
+                        at: Some((chan, seq)),
+                        bad: chans.is_bad(chan, seq),
+                    }
+                }
+            };
+            ends.push(r);
+        });
+    }
 }
 
 impl Default for Item {
@@ -70,6 +190,8 @@ impl Default for Item {
             rec: Slim::default(),
             mapped: i64::MIN,
             after: After::Next(i64::MIN),
+            ends: Vec::new(),
+            new_chans: Vec::new(),
         }
     }
 }
@@ -123,6 +245,7 @@ pub(super) struct Walk<R: Read> {
     heap: crate::order::MinQueue<(i64, usize), ()>,
     /// Files whose start was given.
     started: usize,
+    resolver: Option<Resolver>,
 }
 
 impl<R: Read> Walk<R> {
@@ -131,6 +254,7 @@ impl<R: Read> Walk<R> {
         maps: &[LaneMap],
         keep: Option<Vec<bool>>,
         heads_only: bool,
+        resolver: Option<Resolver>,
     ) -> Walk<R> {
         let files = readers
             .into_iter()
@@ -152,6 +276,7 @@ impl<R: Read> Walk<R> {
             disordered: false,
             heap: crate::order::MinQueue::default(),
             started: 0,
+            resolver,
         }
     }
 
@@ -222,6 +347,8 @@ impl<R: Read> Walk<R> {
             self.started += 1;
             item.file = i;
             item.has_rec = false;
+            item.ends.clear();
+            item.new_chans.clear();
             item.after = self.advance(i)?;
             return Ok(true);
         }
@@ -241,6 +368,11 @@ impl<R: Read> Walk<R> {
         item.mapped = mapped;
         item.file = i;
         item.has_rec = true;
+        item.ends.clear();
+        item.new_chans.clear();
+        if let Some(r) = &mut self.resolver {
+            r.resolve(i, item);
+        }
         item.after = self.advance(i)?;
         Ok(true)
     }
@@ -253,7 +385,7 @@ const THREAD_FILES: usize = 256;
 /// One pass over the run.
 pub(super) enum Records {
     /// The walk and the step it gave last.
-    Here(Walk<crate::input::Reader>, Box<Item>),
+    Here(Box<Walk<crate::input::Reader>>, Box<Item>),
     /// The walk on a thread; whether it ended in order (see
     /// [`Records::in_order`]).
     Thread(Prefetch<Item, bool>, bool),
@@ -266,13 +398,14 @@ impl Records {
     /// the others are decoded (to read past them) but not handed on.
     /// `heads_only` (with `keep`): the others are not merged either, and
     /// the pass ends early if a file's times step back
-    /// ([`Records::in_order`] then says so).
+    /// ([`Records::in_order`] then says so). `resolver`: the records'
+    /// link ends are resolved too ([`Item::ends`]).
     pub(super) fn open(
         files: &[FileInfo],
         maps: Vec<LaneMap>,
         opened: Option<Vec<RstReader<crate::input::Reader>>>,
-        keep: Option<Vec<bool>>,
-        heads_only: bool,
+        (keep, heads_only): (Option<Vec<bool>>, bool),
+        resolver: Option<Resolver>,
     ) -> Result<Records> {
         let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
         let threadable = paths.len() <= THREAD_FILES
@@ -291,8 +424,9 @@ impl Records {
                 &maps,
                 keep,
                 heads_only,
+                resolver,
             );
-            return Ok(Records::Here(walk, Box::default()));
+            return Ok(Records::Here(Box::new(walk), Box::default()));
         }
         drop(opened);
         let thread = Prefetch::spawn(
@@ -303,7 +437,7 @@ impl Records {
                     let r = reader(&p, f)?;
                     readers.push((p, r));
                 }
-                Ok(Walk::new(readers, &maps, keep, heads_only))
+                Ok(Walk::new(readers, &maps, keep, heads_only, resolver))
             },
             |w, item| w.next_into(item),
             |w| Ok(!w.disordered),
@@ -367,7 +501,8 @@ mod tests {
     ) -> (Vec<(usize, u16, i64, u64)>, bool) {
         let mut keep = vec![false; usize::from(u16::MAX) + 1];
         keep[1] = true;
-        let mut r = Records::open(files, maps.to_vec(), None, Some(keep), heads_only).unwrap();
+        let mut r =
+            Records::open(files, maps.to_vec(), None, (Some(keep), heads_only), None).unwrap();
         let mut out = Vec::new();
         while let Some(item) = r.next().unwrap() {
             if item.has_rec {
