@@ -323,8 +323,7 @@ impl Conv {
             if let (Some(&hs), Some(&hr)) = (self.hix.get(fs), self.hix.get(fr)) {
                 self.messages.clocks.observe(hs, ts, hr, tr);
             }
-            let (files, map) = (&self.files, &self.map);
-            let link = self.chan_keys.get(k.0 as usize).map_or(0, |c| c.0.link);
+            let (files, map, chan_keys) = (&self.files, &self.map, &self.chan_keys);
             let host = |f: usize| files.get(f).map(|x| x.host.clone()).unwrap_or_default();
             self.messages.check_order(
                 ts,
@@ -334,7 +333,11 @@ impl Conv {
                     (Some(a), Some(b)) => format!(
                         "{} {}.{} -> {}.{} (rank.thread)",
                         map.links
-                            .get(usize::from(link))
+                            .get(
+                                chan_keys
+                                    .get(k.0 as usize)
+                                    .map_or(0, |c| usize::from(c.0.link))
+                            )
                             .map_or("", |l| l.name.as_str()),
                         a.id1,
                         a.id2,
