@@ -195,15 +195,15 @@ impl Conv {
             return Ok(());
         };
         let (file, rec) = ((i, f.id1, f.id2), &item.rec);
-        if !item.new_chans.is_empty() {
-            self.new_chans(&item.new_chans);
+        let new = item.ends.new_chans();
+        if !new.is_empty() {
+            self.new_chans(new);
         }
-        let (starts, ends) = item.ends.split_at(item.ends.partition_point(|r| r.start));
         if let Some(end) = &def.link_start {
-            self.link_ends(reg, out, file, (end, true, start_value), (rec, starts), at)?;
+            self.link_ends(reg, out, file, (end, true, start_value), item, at)?;
         }
         if let Some(end) = &def.link_end {
-            self.link_ends(reg, out, file, (end, false, end_value), (rec, ends), at)?;
+            self.link_ends(reg, out, file, (end, false, end_value), item, at)?;
         }
         if let Some(end) = &def.link_here {
             self.link_here(reg, out, file, (end, here_value), rec, at)?;
@@ -219,12 +219,13 @@ impl Conv {
         out: &mut Timeline,
         (i, id1, id2): (usize, u64, u64),
         (end, start, value_id): (&LinkEnd, bool, u32),
-        (rec, resolved): (&Slim, &[Resolved]),
+        item: &Item,
         at: Stamp,
     ) -> Result<()> {
         let level = self.level(end.link);
-        for r in resolved {
-            let (Some((chan, seq)), peer) = (r.at, r.peer) else {
+        let rec = &item.rec;
+        for r in item.ends.iter().filter(|r| r.start == start) {
+            let (Some((chan, seq)), peer) = (r.at(), r.peer) else {
                 self.missing_fields += 1;
                 continue;
             };

@@ -39,6 +39,7 @@ mod config;
 mod defs;
 mod links;
 mod open;
+mod resolve;
 mod scan;
 mod walk;
 
@@ -48,7 +49,7 @@ use chans::Chans;
 use defs::Defs;
 use links::Drawn3;
 use scan::Key;
-use walk::{end_note, After, FileInfo, Item, Records, Resolved, Slim};
+use walk::{end_note, After, FileInfo, Item, Records, Slim};
 
 /// Each link channel's key and its registry channel once known, by index.
 type ChanKeys = Vec<(Key, Option<u32>)>;

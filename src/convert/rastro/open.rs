@@ -196,7 +196,7 @@ fn pass2(
     map: &EventMap,
 ) -> Result<(Records, ChanKeys)> {
     let keys = chans.keys().into_iter().map(|k| (k, None)).collect();
-    let resolver = walk::Resolver::new(map, chans, files);
+    let resolver = resolve::Resolver::new(map, chans, files);
     let records = Records::open(files, maps, None, (None, false), Some(resolver))?;
     Ok((records, keys))
 }

@@ -6,6 +6,7 @@
 //! spare core when every file can be read there (crate::prefetch). The
 //! converter sees the same items in the same order either way.
 
+use super::resolve::{Ends, Resolver};
 use super::*;
 use crate::eventmap::Ints;
 use crate::prefetch::{Next, Prefetch};
@@ -60,126 +61,9 @@ pub(super) struct Item {
     /// the converter takes rather than map the time again.
     pub(super) mapped: i64,
     pub(super) after: After,
-    /// Its link ends (starts, then ends), resolved by the walk when it
-    /// has a [`Resolver`] (pass 2); empty otherwise.
-    pub(super) ends: Vec<Resolved>,
-    /// Channels the resolver made that pass 1 had not (their index and
-    /// key), given with the first end that names them.
-    pub(super) new_chans: Vec<(u32, Key)>,
-}
-
-/// A link end of a record as the record and the channels' counters say,
-/// before the registry is asked anything.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Resolved {
-    pub(super) start: bool,
-    /// The peer of an `each` end (0 without).
-    pub(super) peer: u64,
-    /// Its (channel, sequence) ([`Chans`]); `None` when a field of its
-    /// key is missing.
-    pub(super) at: Option<(u32, u64)>,
-    /// Pass 1 found the link unmatched or unplaceable.
-    pub(super) bad: bool,
-}
-
-/// Resolves the link ends of pass 2's records where they are walked:
-/// their keys, channels and FIFO counters depend on the records alone,
-/// in the merge's order, which is the converter's. (On the converting
-/// thread they were a fifth of a message end.)
-pub(super) struct Resolver {
-    defs: Defs,
-    chans: Chans,
-    /// (rank, thread) of each file.
-    ids: Vec<(u64, u64)>,
-    /// Channels below this index are known to the converter.
-    known: usize,
-}
-
-impl Resolver {
-    /// `chans` as pass 1 left them (the converter knows their keys).
-    pub(super) fn new(map: &EventMap, chans: Chans, files: &[FileInfo]) -> Resolver {
-        Resolver {
-            defs: Defs::new(map),
-            known: chans.len(),
-            chans,
-            ids: files.iter().map(|f| (f.id1, f.id2)).collect(),
-        }
-    }
-
-    /// Fills `item`'s ends from its record, read from file `i`.
-    #[inline]
-    fn resolve(&mut self, i: usize, item: &mut Item) {
-        let Some((_, def)) = self.defs.find(item.rec.ty) else {
-            return;
-        };
-        // Most records have no link end.
-        if def.link_start.is_none() && def.link_end.is_none() {
-            return;
-        }
-        let Some(&ids) = self.ids.get(i) else {
-            return;
-        };
-        let mut side = Side {
-            chans: &mut self.chans,
-            known: &mut self.known,
-            file: (i, ids.0, ids.1),
-            item,
-        };
-        if let Some(end) = &def.link_start {
-            side.ends(end, true);
-        }
-        if let Some(end) = &def.link_end {
-            side.ends(end, false);
-        }
-    }
-}
-
-/// What resolving a record's ends changes.
-struct Side<'a> {
-    chans: &'a mut Chans,
-    known: &'a mut usize,
-    /// (index, rank, thread).
-    file: (usize, u64, u64),
-    item: &'a mut Item,
-}
-
-impl Side<'_> {
-    /// The instances of one end of the record.
-    fn ends(&mut self, end: &LinkEnd, start: bool) {
-        let (i, id1, id2) = self.file;
-        let slot = 2 * i + usize::from(start);
-        let Item {
-            rec,
-            ends,
-            new_chans,
-            ..
-        } = &mut *self.item;
-        let (chans, known) = (&mut *self.chans, &mut *self.known);
-        scan::instances(end, rec, id1, id2, |k, peer| {
-            let r = match k {
-                None => Resolved {
-                    start,
-                    peer,
-                    at: None,
-                    bad: false,
-                },
-                Some(k) => {
-                    let (chan, seq) = chans.resolve_at(k, end.fifo, start, Some(slot));
-                    if chan as usize >= *known {
-                        new_chans.push((chan, chans.channel(chan)));
-                        *known = chan as usize + 1;
-                    }
-                    Resolved {
-                        start,
-                        peer,
-                        at: Some((chan, seq)),
-                        bad: chans.is_bad(chan, seq),
-                    }
-                }
-            };
-            ends.push(r);
-        });
-    }
+    /// Its link ends, resolved by the walk when it has a [`Resolver`]
+    /// (pass 2); none otherwise.
+    pub(super) ends: Ends,
 }
 
 impl Default for Item {
@@ -190,8 +74,7 @@ impl Default for Item {
             rec: Slim::default(),
             mapped: i64::MIN,
             after: After::Next(i64::MIN),
-            ends: Vec::new(),
-            new_chans: Vec::new(),
+            ends: Ends::default(),
         }
     }
 }
@@ -348,7 +231,6 @@ impl<R: Read> Walk<R> {
             item.file = i;
             item.has_rec = false;
             item.ends.clear();
-            item.new_chans.clear();
             item.after = self.advance(i)?;
             return Ok(true);
         }
@@ -369,7 +251,6 @@ impl<R: Read> Walk<R> {
         item.file = i;
         item.has_rec = true;
         item.ends.clear();
-        item.new_chans.clear();
         if let Some(r) = &mut self.resolver {
             r.resolve(i, item);
         }
