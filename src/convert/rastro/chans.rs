@@ -1,10 +1,9 @@
 //! Link channels: a link key is a channel (the link and all its key
 //! values but the last) and a sequence number (the last value, or the
 //! FIFO counter). What pass 2 asks of each link end (its FIFO counter,
-//! whether pass 1 found it unmatched) is kept per channel and found with
-//! one lookup, where the run is walked (`walk::Resolver`; pass 1 finds a
-//! FIFO end's counter the same way); the converter keeps each channel's
-//! registry channel by the same index. The links in flight are keyed by
+//! whether pass 1 found it unmatched, the registry's channel) is kept per
+//! channel and found with one lookup (pass 1 finds a FIFO end's counter
+//! the same way); the links in flight are keyed by
 //! (channel index, sequence), a few bytes to hash instead of a whole key
 //! (a message end hashed its 40-byte key five times).
 
@@ -18,6 +17,8 @@ struct Chan {
     key: Key,
     /// FIFO counters of its starts and its ends.
     fifo: [u64; 2],
+    /// The registry's channel, once a link of it is drawn.
+    reg: Option<u32>,
     /// The sequence numbers pass 1 found unmatched or unplaceable.
     bad: HashSet<u64>,
 }
@@ -141,37 +142,29 @@ impl Chans {
     }
 
     /// The whole key.
-    #[cfg(test)]
     pub(super) fn key(&self, chan: u32, seq: u64) -> Key {
-        whole(self.channel(chan), seq)
-    }
-
-    /// A channel's key, with 0 where the sequence number goes.
-    pub(super) fn channel(&self, chan: u32) -> Key {
-        self.chans
+        let mut k = self
+            .chans
             .get(chan as usize)
             .map(|c| c.key)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        let last = usize::from(k.len).checked_sub(1);
+        if let Some(x) = last.and_then(|i| k.v.get_mut(i)) {
+            *x = seq;
+        }
+        k
     }
 
-    /// Every channel's key ([`Chans::channel`]), by index.
-    pub(super) fn keys(&self) -> Vec<Key> {
-        self.chans.iter().map(|c| c.key).collect()
+    /// The registry's channel, once known.
+    pub(super) fn reg(&self, chan: u32) -> Option<u32> {
+        self.chans.get(chan as usize).and_then(|c| c.reg)
     }
 
-    /// How many channels there are.
-    pub(super) fn len(&self) -> usize {
-        self.chans.len()
+    pub(super) fn set_reg(&mut self, chan: u32, reg: u32) {
+        if let Some(c) = self.chans.get_mut(chan as usize) {
+            c.reg = Some(reg);
+        }
     }
-}
-
-/// The whole key of a channel's key ([`Chans::channel`]) and a sequence.
-pub(super) fn whole(mut k: Key, seq: u64) -> Key {
-    let last = usize::from(k.len).checked_sub(1);
-    if let Some(x) = last.and_then(|i| k.v.get_mut(i)) {
-        *x = seq;
-    }
-    k
 }
 
 #[cfg(test)]

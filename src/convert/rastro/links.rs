@@ -147,31 +147,12 @@ impl Conv {
 
     /// [`Conv::link_key`] of a channel's key: looked up once per channel.
     fn chan_key(&mut self, reg: &mut Registry, chan: u32, seq: u64) -> LinkKey {
-        let Some(&(k, known)) = self.chan_keys.get(chan as usize) else {
-            // (Every channel is made known before its first end.)
-            return self.link_key(reg, chans::whole(Key::default(), seq));
-        };
-        if let Some(channel) = known {
+        if let Some(channel) = self.chans.reg(chan) {
             return LinkKey { channel, seq };
         }
-        let key = self.link_key(reg, chans::whole(k, seq));
-        if let Some(c) = self.chan_keys.get_mut(chan as usize) {
-            c.1 = Some(key.channel);
-        }
+        let key = self.link_key(reg, self.chans.key(chan, seq));
+        self.chans.set_reg(chan, key.channel);
         key
-    }
-
-    /// Learns the channels the walk made in pass 2.
-    fn new_chans(&mut self, new: &[(u32, Key)]) {
-        for &(chan, k) in new {
-            let i = chan as usize;
-            if self.chan_keys.len() <= i {
-                self.chan_keys.resize(i + 1, (Key::default(), None));
-            }
-            if let Some(c) = self.chan_keys.get_mut(i) {
-                *c = (k, None);
-            }
-        }
     }
 
     /// The link ends of a record: `values` are its event's value ids
@@ -183,7 +164,7 @@ impl Conv {
         out: &mut Timeline,
         i: usize,
         (def, values): (&EventDef, [u32; 3]),
-        item: &Item,
+        rec: &Slim,
         at: Stamp,
     ) -> Result<()> {
         // Two records in three have no link end: tested before anything.
@@ -194,16 +175,12 @@ impl Conv {
         let Some(f) = self.files.get(i) else {
             return Ok(());
         };
-        let (file, rec) = ((i, f.id1, f.id2), &item.rec);
-        let new = item.ends.new_chans();
-        if !new.is_empty() {
-            self.new_chans(new);
-        }
+        let file = (i, f.id1, f.id2);
         if let Some(end) = &def.link_start {
-            self.link_ends(reg, out, file, (end, true, start_value), item, at)?;
+            self.link_ends(reg, out, file, (end, true, start_value), rec, at)?;
         }
         if let Some(end) = &def.link_end {
-            self.link_ends(reg, out, file, (end, false, end_value), item, at)?;
+            self.link_ends(reg, out, file, (end, false, end_value), rec, at)?;
         }
         if let Some(end) = &def.link_here {
             self.link_here(reg, out, file, (end, here_value), rec, at)?;
@@ -212,24 +189,29 @@ impl Conv {
     }
 
     /// The start (`start`) or end of a link: one per key the record
-    /// stands for, `resolved` by the walk.
+    /// stands for.
+    #[allow(clippy::too_many_arguments)]
     fn link_ends(
         &mut self,
         reg: &mut Registry,
         out: &mut Timeline,
         (i, id1, id2): (usize, u64, u64),
         (end, start, value_id): (&LinkEnd, bool, u32),
-        item: &Item,
+        rec: &Slim,
         at: Stamp,
     ) -> Result<()> {
         let level = self.level(end.link);
-        let rec = &item.rec;
-        for r in item.ends.iter().filter(|r| r.start == start) {
-            let (Some((chan, seq)), peer) = (r.at(), r.peer) else {
+        let mut found = std::mem::take(&mut self.found);
+        found.clear();
+        scan::instances(end, rec, id1, id2, |k, p| found.push((k, p)));
+        for &(k, peer) in &found {
+            let Some(k) = k else {
                 self.missing_fields += 1;
                 continue;
             };
-            if r.bad {
+            let slot = 2 * i + usize::from(start);
+            let (chan, seq) = self.chans.resolve_at(k, end.fifo, start, Some(slot));
+            if self.chans.is_bad(chan, seq) {
                 if start {
                     self.messages.unmatched_sends += 1;
                 } else {
@@ -263,6 +245,7 @@ impl Conv {
             let link = Drawn::new(ty, (from, to), key, size);
             out.push_stamped(at, link.op(start))?;
         }
+        self.found = found;
         Ok(())
     }
 
@@ -324,7 +307,7 @@ impl Conv {
             if let (Some(&hs), Some(&hr)) = (self.hix.get(fs), self.hix.get(fr)) {
                 self.messages.clocks.observe(hs, ts, hr, tr);
             }
-            let (files, map, chan_keys) = (&self.files, &self.map, &self.chan_keys);
+            let (files, map, chans) = (&self.files, &self.map, &self.chans);
             let host = |f: usize| files.get(f).map(|x| x.host.clone()).unwrap_or_default();
             self.messages.check_order(
                 ts,
@@ -334,11 +317,7 @@ impl Conv {
                     (Some(a), Some(b)) => format!(
                         "{} {}.{} -> {}.{} (rank.thread)",
                         map.links
-                            .get(
-                                chan_keys
-                                    .get(k.0 as usize)
-                                    .map_or(0, |c| usize::from(c.0.link))
-                            )
+                            .get(usize::from(chans.key(k.0, k.1).link))
                             .map_or("", |l| l.name.as_str()),
                         a.id1,
                         a.id2,

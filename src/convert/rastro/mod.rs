@@ -39,7 +39,6 @@ mod config;
 mod defs;
 mod links;
 mod open;
-mod resolve;
 mod scan;
 mod walk;
 
@@ -50,9 +49,6 @@ use defs::Defs;
 use links::Drawn3;
 use scan::Key;
 use walk::{end_note, After, FileInfo, Item, Records, Slim};
-
-/// Each link channel's key and its registry channel once known, by index.
-type ChanKeys = Vec<(Key, Option<u32>)>;
 
 /// A resolved state row, event row and container of one file.
 #[derive(Clone, Copy)]
@@ -83,9 +79,8 @@ struct Conv {
     rank_container: Ranks,
     /// (rank, thread index) → file index.
     file_of: HashMap<(u64, u64), usize>,
-    /// Each link channel's key ([`Chans::channel`]) and, once a link of
-    /// it is drawn, its registry channel; by the channel's index.
-    chan_keys: ChanKeys,
+    /// Link channels: FIFO counters, pass 1's unmatched keys.
+    chans: Chans,
     partner: HashMap<(u32, u64), usize>,
     /// The registry's channel of each key but its last value.
     channels: HashMap<Key, u32>,
@@ -99,6 +94,8 @@ struct Conv {
     state_values: Vec<Vec<(TypeId, ValueId)>>,
     /// By (channel, sequence) ([`Chans`]).
     in_flight: HashMap<(u32, u64), (i64, usize)>,
+    /// The link ends of the record being converted (kept for its capacity).
+    found: Vec<(Option<Key>, u64)>,
     here_seq: u64,
     messages: MessageStats,
     /// Each file's host index in the messages' clock constraints.
@@ -366,7 +363,7 @@ impl Conv {
                 Some((d, def)) => {
                     self.state(reg, out, (i, at), rec.ty, def)?;
                     let values = defs.values(d);
-                    self.links(reg, out, i, (def, values), item, at)?;
+                    self.links(reg, out, i, (def, values), rec, at)?;
                 }
             }
         }

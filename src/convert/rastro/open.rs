@@ -25,13 +25,13 @@ impl RastroSource {
         let (files, opened) = open_files(paths, &mut timeline, clock_of)?;
         let maps: Vec<_> = files.iter().map(|f| timeline.lane_map(f.lane)).collect();
         let seen = file_ids(&files)?;
-        let (mut scan, in_order) = pass1(&files, &maps, opened, &map)?;
+        let (scan, in_order) = pass1(&files, &maps, opened, &map)?;
         if in_order {
             timeline.in_order();
         }
         // Pass 2 reads the files again from their start, which comes
         // first for each file: its first record's time, or its end.
-        let (mut records, chan_keys) = pass2(&files, maps, std::mem::take(&mut scan.chans), &map)?;
+        let mut records = Records::open(&files, maps, None, None, false)?;
         let mut ends = Vec::new();
         for f in &files {
             let Some(item) = records.next()?.filter(|i| !i.has_rec) else {
@@ -132,12 +132,13 @@ impl RastroSource {
             rows,
             rank_container: Ranks::new(rank_container, n_files),
             file_of,
-            chan_keys,
+            chans: scan.chans,
             partner: scan.partner,
             channels: HashMap::new(),
             link_types: HashMap::new(),
             state_values: Vec::new(),
             in_flight: HashMap::new(),
+            found: Vec::new(),
             here_seq: 0,
             messages,
             hix,
@@ -166,13 +167,7 @@ fn pass1(
     map: &EventMap,
 ) -> Result<(Scan, bool)> {
     let keep = Some(pass1_types(map));
-    let records = Records::open(
-        files,
-        maps.to_vec(),
-        Some(opened),
-        (keep.clone(), true),
-        None,
-    )?;
+    let records = Records::open(files, maps.to_vec(), Some(opened), keep.clone(), true)?;
     match Scan::run(files, records, map) {
         Ok((scan, true)) => Ok((scan, true)),
         // A file whose times step back (the heads-only merge may then
@@ -180,25 +175,11 @@ fn pass1(
         // every record through the merge, which meets the first error
         // where it always did.
         _ => {
-            let records = Records::open(files, maps.to_vec(), None, (keep, false), None)?;
+            let records = Records::open(files, maps.to_vec(), None, keep, false)?;
             let (scan, _) = Scan::run(files, records, map)?;
             Ok((scan, false))
         }
     }
-}
-
-/// Pass 2's records, their link ends resolved by the walk from the
-/// channels pass 1 left, and the channels' keys for the converter.
-fn pass2(
-    files: &[FileInfo],
-    maps: Vec<LaneMap>,
-    chans: Chans,
-    map: &EventMap,
-) -> Result<(Records, ChanKeys)> {
-    let keys = chans.keys().into_iter().map(|k| (k, None)).collect();
-    let resolver = resolve::Resolver::new(map, chans, files);
-    let records = Records::open(files, maps, None, (None, false), Some(resolver))?;
-    Ok((records, keys))
 }
 
 /// Opens the files, each past its INIT record, on a lane of its own

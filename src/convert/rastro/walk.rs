@@ -6,7 +6,6 @@
 //! spare core when every file can be read there (crate::prefetch). The
 //! converter sees the same items in the same order either way.
 
-use super::resolve::{Ends, Resolver};
 use super::*;
 use crate::eventmap::Ints;
 use crate::prefetch::{Next, Prefetch};
@@ -61,9 +60,6 @@ pub(super) struct Item {
     /// the converter takes rather than map the time again.
     pub(super) mapped: i64,
     pub(super) after: After,
-    /// Its link ends, resolved by the walk when it has a [`Resolver`]
-    /// (pass 2); none otherwise.
-    pub(super) ends: Ends,
 }
 
 impl Default for Item {
@@ -74,7 +70,6 @@ impl Default for Item {
             rec: Slim::default(),
             mapped: i64::MIN,
             after: After::Next(i64::MIN),
-            ends: Ends::default(),
         }
     }
 }
@@ -128,7 +123,6 @@ pub(super) struct Walk<R: Read> {
     heap: crate::order::MinQueue<(i64, usize), ()>,
     /// Files whose start was given.
     started: usize,
-    resolver: Option<Resolver>,
 }
 
 impl<R: Read> Walk<R> {
@@ -137,7 +131,6 @@ impl<R: Read> Walk<R> {
         maps: &[LaneMap],
         keep: Option<Vec<bool>>,
         heads_only: bool,
-        resolver: Option<Resolver>,
     ) -> Walk<R> {
         let files = readers
             .into_iter()
@@ -159,7 +152,6 @@ impl<R: Read> Walk<R> {
             disordered: false,
             heap: crate::order::MinQueue::default(),
             started: 0,
-            resolver,
         }
     }
 
@@ -230,7 +222,6 @@ impl<R: Read> Walk<R> {
             self.started += 1;
             item.file = i;
             item.has_rec = false;
-            item.ends.clear();
             item.after = self.advance(i)?;
             return Ok(true);
         }
@@ -250,10 +241,6 @@ impl<R: Read> Walk<R> {
         item.mapped = mapped;
         item.file = i;
         item.has_rec = true;
-        item.ends.clear();
-        if let Some(r) = &mut self.resolver {
-            r.resolve(i, item);
-        }
         item.after = self.advance(i)?;
         Ok(true)
     }
@@ -266,7 +253,7 @@ const THREAD_FILES: usize = 256;
 /// One pass over the run.
 pub(super) enum Records {
     /// The walk and the step it gave last.
-    Here(Box<Walk<crate::input::Reader>>, Box<Item>),
+    Here(Walk<crate::input::Reader>, Box<Item>),
     /// The walk on a thread; whether it ended in order (see
     /// [`Records::in_order`]).
     Thread(Prefetch<Item, bool>, bool),
@@ -279,14 +266,13 @@ impl Records {
     /// the others are decoded (to read past them) but not handed on.
     /// `heads_only` (with `keep`): the others are not merged either, and
     /// the pass ends early if a file's times step back
-    /// ([`Records::in_order`] then says so). `resolver`: the records'
-    /// link ends are resolved too ([`Item::ends`]).
+    /// ([`Records::in_order`] then says so).
     pub(super) fn open(
         files: &[FileInfo],
         maps: Vec<LaneMap>,
         opened: Option<Vec<RstReader<crate::input::Reader>>>,
-        (keep, heads_only): (Option<Vec<bool>>, bool),
-        resolver: Option<Resolver>,
+        keep: Option<Vec<bool>>,
+        heads_only: bool,
     ) -> Result<Records> {
         let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
         let threadable = paths.len() <= THREAD_FILES
@@ -305,9 +291,8 @@ impl Records {
                 &maps,
                 keep,
                 heads_only,
-                resolver,
             );
-            return Ok(Records::Here(Box::new(walk), Box::default()));
+            return Ok(Records::Here(walk, Box::default()));
         }
         drop(opened);
         let thread = Prefetch::spawn(
@@ -318,7 +303,7 @@ impl Records {
                     let r = reader(&p, f)?;
                     readers.push((p, r));
                 }
-                Ok(Walk::new(readers, &maps, keep, heads_only, resolver))
+                Ok(Walk::new(readers, &maps, keep, heads_only))
             },
             |w, item| w.next_into(item),
             |w| Ok(!w.disordered),
@@ -382,8 +367,7 @@ mod tests {
     ) -> (Vec<(usize, u16, i64, u64)>, bool) {
         let mut keep = vec![false; usize::from(u16::MAX) + 1];
         keep[1] = true;
-        let mut r =
-            Records::open(files, maps.to_vec(), None, (Some(keep), heads_only), None).unwrap();
+        let mut r = Records::open(files, maps.to_vec(), None, Some(keep), heads_only).unwrap();
         let mut out = Vec::new();
         while let Some(item) = r.next().unwrap() {
             if item.has_rec {
