@@ -1,10 +1,14 @@
 //! The lookups every record of an MPE log makes, by index where the keys
-//! are small: a hash lookup per record was a tenth of converting.
+//! are small (a hash lookup per record was a tenth of converting), and
+//! the channels a message end finds through its rank's last one.
 
-use foldhash::HashMap;
+use crate::model::{ContainerId, TypeId, ValueId};
+use crate::source::Lane;
+use foldhash::{HashMap, HashMapExt};
+use std::collections::VecDeque;
 
 /// Ranks and event types below this are looked up by index.
-const DENSE: usize = 1 << 12;
+pub(super) const DENSE: usize = 1 << 12;
 
 /// An (icomm, rank, MPE thread).
 pub(super) type Key = (i32, i32, i32);
@@ -70,6 +74,86 @@ impl Etypes {
     }
 }
 
+/// A (sender, receiver, tag) channel.
+pub(super) struct Chan {
+    pub(super) id: u32,
+    pub(super) matched: u64,
+    pub(super) sends: u64,
+    pub(super) recvs: u64,
+    pub(super) send_times: VecDeque<i64>,
+    pub(super) recv_times: VecDeque<i64>,
+    /// Its link and its two ranks' places, when both ranks are placed
+    /// (made before the conversion: a message end looks up nothing else).
+    pub(super) ends: Option<Ends>,
+}
+
+/// What a message end draws: its channel's link and both ranks' places.
+#[derive(Clone, Copy)]
+pub(super) struct Ends {
+    pub(super) link: (ContainerId, TypeId, ValueId),
+    pub(super) from: ContainerId,
+    pub(super) to: ContainerId,
+    /// The sender's and the receiver's host indices.
+    pub(super) hosts: (u32, u32),
+    /// The sender's and the receiver's lanes.
+    pub(super) lanes: (Lane, Lane),
+}
+
+/// A channel: (sender, receiver, tag) in world ranks.
+pub(super) type ChanKey = (i32, i32, i32);
+
+/// The channels by (sender, receiver, tag), with each rank's last one of
+/// each side remembered: a rank's messages mostly go where its message
+/// before went, and three integers compared are a fraction of a hash
+/// lookup.
+pub(super) struct Chans {
+    pub(super) all: Vec<Chan>,
+    pub(super) index: HashMap<ChanKey, u32>,
+    /// By 2 x world rank + 1 for a send, for ranks below [`DENSE`].
+    pub(super) memo: Vec<Option<(ChanKey, u32)>>,
+}
+
+impl Chans {
+    pub(super) fn new(chans: Vec<(ChanKey, Chan)>) -> Chans {
+        let mut c = Chans {
+            all: Vec::with_capacity(chans.len()),
+            index: HashMap::with_capacity(chans.len()),
+            memo: Vec::new(),
+        };
+        for (k, chan) in chans {
+            c.index.insert(k, c.all.len() as u32);
+            c.all.push(chan);
+        }
+        c
+    }
+
+    /// The channel `key`, a message end of rank `me` (`send`: its start).
+    #[inline]
+    pub(super) fn find(&mut self, key: ChanKey, me: i32, send: bool) -> Option<&mut Chan> {
+        let slot = usize::try_from(me)
+            .ok()
+            .filter(|&m| m < DENSE)
+            .map(|m| 2 * m + usize::from(send));
+        let memo = slot.and_then(|i| self.memo.get(i).copied().flatten());
+        let i = match memo {
+            Some((k, i)) if k == key => i,
+            _ => {
+                let i = *self.index.get(&key)?;
+                if let Some(slot) = slot {
+                    if self.memo.len() <= slot {
+                        self.memo.resize(slot + 1, None);
+                    }
+                    if let Some(m) = self.memo.get_mut(slot) {
+                        *m = Some((key, i));
+                    }
+                }
+                i
+            }
+        };
+        self.all.get_mut(i as usize)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,6 +180,35 @@ mod tests {
             }
             for &(e, _, _) in &etypes {
                 proptest::prop_assert_eq!(dense.get(e), states.get(&e).copied());
+            }
+        }
+    }
+
+    fn chan(id: u32) -> Chan {
+        Chan {
+            id,
+            matched: 0,
+            sends: 0,
+            recvs: 0,
+            send_times: VecDeque::new(),
+            recv_times: VecDeque::new(),
+            ends: None,
+        }
+    }
+
+    proptest::proptest! {
+        /// Through a rank's last channel or not, a message end finds the
+        /// channel of its key, or none, whatever ranks and sides ask.
+        #[test]
+        fn channels_found_through_the_memo_are_the_keys(
+            keys in proptest::collection::btree_set((-1i32..3, 0i32..3, 0i32..2), 0..12),
+            asked in proptest::collection::vec(((-1i32..3, 0i32..3, 0i32..2), -2i32..5000, proptest::bool::ANY), 0..60),
+        ) {
+            let keys: Vec<_> = keys.into_iter().collect();
+            let mut chans = Chans::new(keys.iter().enumerate().map(|(i, &k)| (k, chan(i as u32))).collect());
+            for (key, me, send) in asked {
+                let expected = keys.iter().position(|&k| k == key).map(|i| i as u32);
+                proptest::prop_assert_eq!(chans.find(key, me, send).map(|c| c.id), expected);
             }
         }
     }

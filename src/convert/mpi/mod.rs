@@ -30,6 +30,7 @@ mod scan;
 
 pub use config::MpiConfig;
 
+use lookup::{Chan, Chans, Ends};
 pub use nodes::{host_of_rank, read_nodes};
 use scan::{Ev, EvKind, Scan};
 
@@ -115,17 +116,6 @@ struct Who {
 /// Each (icomm, rank, MPE thread)'s [`Who`].
 type WhoMap = lookup::ByRank<Who>;
 
-/// A (sender, receiver, tag) channel.
-struct Chan {
-    id: u32,
-    matched: u64,
-    sends: u64,
-    recvs: u64,
-    send_times: VecDeque<i64>,
-    recv_times: VecDeque<i64>,
-    link: Option<(ContainerId, TypeId, ValueId)>,
-}
-
 /// The state and event types of one container type, and their values.
 struct Kinds {
     state_ty: TypeId,
@@ -185,7 +175,10 @@ pub struct MpiSource {
     rows: Vec<Row>,
     who: WhoMap,
     etypes: lookup::Etypes,
-    chans: HashMap<(i32, i32, i32), Chan>,
+    chans: Chans,
+    /// (communicator, rank, 0) → world rank ([`Scan::wrank`]), looked up
+    /// per message end.
+    wranks: lookup::ByRank<i32>,
     kinds: Vec<Kinds>,
     /// The hierarchy's name of message arrows.
     link_name: String,
@@ -231,7 +224,7 @@ impl MpiSource {
                 k.event_values.insert(etype, v);
             }
         }
-        let mut keys: Vec<(i32, i32, i32)> = self.chans.keys().copied().collect();
+        let mut keys: Vec<(i32, i32, i32)> = self.chans.index.keys().copied().collect();
         keys.sort_unstable();
         for key in keys {
             let (src, dst, _) = key;
@@ -245,8 +238,16 @@ impl MpiSource {
                 "message",
                 &Display::default(),
             );
-            if let Some(c) = self.chans.get_mut(&key) {
-                c.link = Some(link);
+            let ends = Ends {
+                link,
+                from: s.container,
+                to: d.container,
+                hosts: (s.hix, d.hix),
+                lanes: (s.lane, d.lane),
+            };
+            let i = self.chans.index.get(&key).copied();
+            if let Some(c) = i.and_then(|i| self.chans.all.get_mut(i as usize)) {
+                c.ends = Some(ends);
             }
         }
     }
@@ -262,16 +263,29 @@ impl MpiSource {
         else {
             return Ok(());
         };
-        let partner = self.scan.wrank(icomm, rank);
+        let partner = self.wranks.get((icomm, rank, 0)).unwrap_or(rank);
         let send = etype == SEND;
         let (src, dst) = if send { (me, partner) } else { (partner, me) };
-        let (Some(s), Some(d)) = (self.ranks.get(&src), self.ranks.get(&dst)) else {
+        let Some(chan) = self.chans.find((src, dst, tag), me, send) else {
+            if !(self.ranks.contains_key(&src) && self.ranks.contains_key(&dst)) {
+                self.unknown_partner += 1;
+            }
+            return Ok(());
+        };
+        // A channel's ends are made for every channel between placed
+        // ranks: none, and one of its ranks logged nothing.
+        let Some(Ends {
+            link,
+            from,
+            to,
+            hosts,
+            lanes,
+        }) = chan.ends
+        else {
             self.unknown_partner += 1;
             return Ok(());
         };
-        let (from, to) = (s.container, d.container);
-        let hosts = (s.hix, d.hix);
-        let lane = if send { s.lane } else { d.lane };
+        let lane = if send { lanes.0 } else { lanes.1 };
         let at = At {
             lane,
             pos: rec.offset,
@@ -279,15 +293,6 @@ impl MpiSource {
         };
         // Message ends pair on the reference clock.
         let time = out.map(lane, mpe);
-        let Some(chan) = self.chans.get_mut(&(src, dst, tag)) else {
-            return Ok(());
-        };
-        let Some(link) = chan.link else {
-            return Err(Error::in_file(
-                &self.path,
-                format!("internal: no link made for channel {src}->{dst} tag {tag}"),
-            ));
-        };
         let (count, mine, theirs) = if send {
             (&mut chan.sends, &mut chan.send_times, &mut chan.recv_times)
         } else {
@@ -421,7 +426,7 @@ impl MpiSource {
     /// rank's time must still be a time.
     fn unplaced(&self, rec: &Ev) -> Result<()> {
         let me = self.scan.wrank(rec.icomm, rec.rank);
-        if self.ranks.contains_key(&me) && seconds_to_ns(rec.time).is_none() {
+        if self.ranks.contains_key(&me) && rec.ns.is_none() {
             return Err(self.bad_time(rec));
         }
         Ok(())
@@ -448,7 +453,7 @@ impl MpiSource {
         else {
             return self.unplaced(rec);
         };
-        let Some(mpe) = seconds_to_ns(rec.time) else {
+        let Some(mpe) = rec.ns else {
             return Err(self.bad_time(rec));
         };
         let at = At {

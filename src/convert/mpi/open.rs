@@ -62,6 +62,13 @@ impl MpiSource {
         };
         // The states' event types go to the converter's lookup.
         let etypes = lookup::Etypes::new(std::mem::take(&mut scan.state_of_etype));
+        // Keyed as (communicator, rank, 0): the lookup by rank of `who`.
+        let wranks = lookup::ByRank::new(
+            scan.comm
+                .iter()
+                .map(|(&(icomm, rank), &w)| ((icomm, rank, 0), w))
+                .collect(),
+        );
         let mut converter = MpiSource {
             path: path.to_path_buf(),
             config: std::sync::Arc::clone(&mpi),
@@ -70,7 +77,8 @@ impl MpiSource {
             rows,
             who: lookup::ByRank::new(who),
             etypes,
-            chans,
+            chans: Chans::new(chans.into_iter().collect()),
+            wranks,
             kinds,
             link_name: mpi.link_name.clone(),
             messages,
@@ -414,7 +422,7 @@ fn channels(scan: &Scan, reg: &mut Registry) -> (MessageStats, HashMap<(i32, i32
                 recvs: 0,
                 send_times: VecDeque::new(),
                 recv_times: VecDeque::new(),
-                link: None,
+                ends: None,
             },
         );
     }

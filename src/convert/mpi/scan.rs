@@ -162,6 +162,11 @@ fn split_point(path: &Path, reader: &Reader) -> Option<u64> {
 pub(super) struct Ev {
     pub(super) offset: u64,
     pub(super) time: f64,
+    /// `time` in exact nanoseconds (`None`: not a finite time; not
+    /// computed for records that are not events), computed where the
+    /// record is decoded: on the decoding thread when there is one, a
+    /// twentieth of the converting thread's work taken off it.
+    pub(super) ns: Option<i64>,
     pub(super) icomm: i32,
     pub(super) rank: i32,
     pub(super) thread: i32,
@@ -186,6 +191,7 @@ impl Default for Ev {
         Ev {
             offset: 0,
             time: 0.0,
+            ns: None,
             icomm: 0,
             rank: 0,
             thread: 0,
@@ -202,9 +208,14 @@ impl Ev {
             Some(Event::Coll { .. }) => EvKind::Coll,
             None => EvKind::Other,
         };
+        let ns = match kind {
+            EvKind::Other => None,
+            _ => crate::clock::seconds_to_ns(h.time),
+        };
         Ev {
             offset: h.offset,
             time: h.time,
+            ns,
             icomm: h.icomm,
             rank: h.rank,
             thread: h.thread,
