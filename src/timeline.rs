@@ -113,6 +113,23 @@ const RECHECK: u64 = 32;
 /// keep the input's order.
 type Key = (i64, u64);
 
+/// A [`Key`] as one 128-bit integer that sorts as the pair: the merge of
+/// several queues compares their heads as these, where pairs compared
+/// field by field were twice the instructions and branches (a queue's
+/// own keys stay pairs: made and read per event, the conversion costs
+/// more than it saves there).
+#[inline(always)]
+fn packed((time, seq): Key) -> u128 {
+    // The sign bit flipped: i64 order as unsigned.
+    (u128::from((time as u64) ^ (1 << 63)) << 64) | u128::from(seq)
+}
+
+/// The [`Key`] of a [`packed`] one.
+#[inline(always)]
+fn unpacked(k: u128) -> Key {
+    ((((k >> 64) as u64) ^ (1 << 63)) as i64, k as u64)
+}
+
 /// The reorder window, the clock maps and the counts of one source.
 pub struct Timeline {
     window: i64,
@@ -150,7 +167,7 @@ pub struct Timeline {
     /// Each queue with events by its first key, for the merge of the
     /// queues (an entry whose key is no longer its queue's first is stale
     /// and skipped), when there are several.
-    heads: MinQueue<Key, u32>,
+    heads: MinQueue<u128, u32>,
     seq: u64,
     /// Counts and facts for the summary.
     pub stats: SourceStats,
@@ -447,7 +464,7 @@ impl Timeline {
         let before = q.first();
         q.push(key, op);
         if before.is_none_or(|b| key < b) {
-            self.heads.push(key, l.queue);
+            self.heads.push(packed(key), l.queue);
         }
         Ok(())
     }
@@ -502,7 +519,7 @@ impl Timeline {
             return self.queues.first()?.first().map(|k| (0, k));
         }
         while let Some((&key, &i)) = self.heads.peek() {
-            let i = i as usize;
+            let (i, key) = (i as usize, unpacked(key));
             if self.queues.get(i).and_then(|q| q.first()) == Some(key) {
                 return Some((i, key));
             }
@@ -520,7 +537,7 @@ impl Timeline {
         if !merged {
             return Some((t, op));
         }
-        let next = q.first().map(|k| (k, i as u32));
+        let next = q.first().map(|k| (packed(k), i as u32));
         self.heads.replace_top(next);
         Some((t, op))
     }

@@ -259,3 +259,17 @@ proptest::proptest! {
         proptest::prop_assert_eq!(out, expected);
     }
 }
+
+proptest::proptest! {
+    /// A packed key sorts as its (time, sequence) pair, whatever the
+    /// times (negative, the extremes), and unpacks to it.
+    #[test]
+    fn keys_sort_as_their_pairs(
+        a in (proptest::prop_oneof![proptest::num::i64::ANY, proptest::sample::select(vec![i64::MIN, -1, 0, 1, i64::MAX])], proptest::num::u64::ANY),
+        b in (proptest::prop_oneof![proptest::num::i64::ANY, proptest::sample::select(vec![i64::MIN, -1, 0, 1, i64::MAX])], proptest::num::u64::ANY),
+    ) {
+        let (ka, kb) = (packed(a), packed(b));
+        proptest::prop_assert_eq!(ka.cmp(&kb), a.cmp(&b));
+        proptest::prop_assert_eq!(unpacked(ka), a);
+    }
+}
