@@ -1110,6 +1110,36 @@ fn unmatched_messages_and_crossed_states_are_reported() {
     }
 }
 
+/// A message whose partner rank logged nothing is counted and not
+/// drawn, on either side of a channel, whether a rank's message before
+/// went to the same channel or not; the messages around it are drawn.
+#[test]
+fn messages_to_a_rank_that_logged_nothing_are_counted_not_drawn() {
+    let mut b = two_anchored_ranks();
+    b.msg(0.001, 0, true, 1, 9, 64);
+    b.msg(0.002, 0, true, 5, 9, 64); // rank 5 logged nothing
+    b.msg(0.003, 0, true, 5, 9, 64);
+    b.msg(0.004, 0, true, 1, 9, 64);
+    b.msg(0.005, 1, false, 0, 9, 64);
+    b.msg(0.006, 1, false, 5, 3, 8); // a receive from it
+    b.msg(0.007, 1, false, 0, 9, 64);
+    let file = b.finish();
+    let out = tempdir();
+    let log = out.path().join("p.clog2");
+    std::fs::write(&log, &file).unwrap();
+    let trace = out.path().join("p.paje");
+    let o = integrador(&["-mpi", log.to_str().unwrap(), "-o", trace.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_valid(&trace);
+    let s = stderr(&o);
+    assert!(
+        s.contains("3 message record(s) name a partner rank that logged nothing"),
+        "{s}"
+    );
+    assert_eq!(count_events(&trace, "PajeStartLink"), 2);
+    assert_eq!(count_events(&trace, "PajeEndLink"), 2);
+}
+
 /// The shipped MPI hierarchies integrate the scenario: MPE log, kernel
 /// trace, Ganglia and the pmlogger archive of the same machine.
 #[test]
