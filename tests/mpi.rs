@@ -905,6 +905,20 @@ fn legacy_clog_built_from_the_spec() {
     }
 }
 
+/// Converts an MPE log (its bytes) on its own: the run must succeed with
+/// a valid trace. Gives the directory (kept while the trace is read), the
+/// trace and what the run printed.
+fn convert_log(file: &[u8]) -> (tempfile::TempDir, PathBuf, String) {
+    let out = tempdir();
+    let log = out.path().join("log.clog2");
+    std::fs::write(&log, file).unwrap();
+    let trace = out.path().join("log.paje");
+    let o = integrador(&["-mpi", log.to_str().unwrap(), "-o", trace.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_valid(&trace);
+    (out, trace, stderr(&o))
+}
+
 /// Unmatched sends and receives are reported, not drawn, not fatal; a
 /// little-endian (unmerged) file with processor names and no nodes file;
 /// a state that ends under another is closed without breaking nesting.
@@ -1052,15 +1066,7 @@ fn unmatched_messages_and_crossed_states_are_reported() {
     b.bare(0.008, 1, 600); // left open at the end
     b.sdef(0.009, 300, 600, 601, "orange", "A");
     b.sdef(0.009, 301, 602, 603, "forest green", "B");
-    let file = b.finish();
-    let out = tempdir();
-    let log = out.path().join("u.clog2");
-    std::fs::write(&log, &file).unwrap();
-    let trace = out.path().join("u.paje");
-    let o = integrador(&["-mpi", log.to_str().unwrap(), "-o", trace.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_valid(&trace);
-    let s = stderr(&o);
+    let (_dir, trace, s) = convert_log(&b.finish());
     for want in [
         "1 matched, 2 send(s) and 1 receive(s) unmatched",
         "unmatched 0->1 tag 9: 2 send(s) without a receive",
@@ -1123,15 +1129,7 @@ fn messages_to_a_rank_that_logged_nothing_are_counted_not_drawn() {
     b.msg(0.005, 1, false, 0, 9, 64);
     b.msg(0.006, 1, false, 5, 3, 8); // a receive from it
     b.msg(0.007, 1, false, 0, 9, 64);
-    let file = b.finish();
-    let out = tempdir();
-    let log = out.path().join("p.clog2");
-    std::fs::write(&log, &file).unwrap();
-    let trace = out.path().join("p.paje");
-    let o = integrador(&["-mpi", log.to_str().unwrap(), "-o", trace.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_valid(&trace);
-    let s = stderr(&o);
+    let (_dir, trace, s) = convert_log(&b.finish());
     assert!(
         s.contains("3 message record(s) name a partner rank that logged nothing"),
         "{s}"
