@@ -1,7 +1,8 @@
 //! A map for keys that come back in the same order again and again: a
 //! Ganglia recording's metrics, host after host; a PCP archive's values,
 //! record after record. The key after the last one found is compared
-//! first and the hash map is used only on a miss, so a lookup is one
+//! first (or the caller's guess: an MPE log's channels, each rank's
+//! last one) and the hash map is used only on a miss, so a lookup is one
 //! comparison where it was a hash (a tenth of those runs' converting).
 
 use std::borrow::Borrow;
@@ -39,6 +40,17 @@ impl<K: Hash + Eq + Clone, V> Recurring<K, V> {
         } else {
             0
         };
+        self.find_from(key, guess)
+    }
+
+    /// [`find`](Self::find) with the caller's guess of where `key` is
+    /// (an MPE rank's last channel of a side), any index.
+    #[inline]
+    pub fn find_from<Q>(&mut self, key: &Q, guess: usize) -> Option<usize>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let i = match self.entries.get(guess) {
             Some((k, _)) if k.borrow() == key => guess,
             _ => *self.index.get(key)?,
@@ -67,6 +79,11 @@ impl<K: Hash + Eq + Clone, V> Recurring<K, V> {
     #[inline]
     pub fn get_mut(&mut self, i: usize) -> Option<&mut V> {
         self.entries.get_mut(i).map(|(_, v)| v)
+    }
+
+    /// Every key, in the order first seen.
+    pub fn keys(&self) -> impl Iterator<Item = &K> {
+        self.entries.iter().map(|(k, _)| k)
     }
 
     /// Every value, in the order first seen.
@@ -99,6 +116,17 @@ mod tests {
             assert_eq!(v.get(i as usize), Some(&i));
         }
         assert_eq!(v.find(&key(3)), None);
+        // A guess anywhere, right, wrong or past the end.
+        for guess in [0, 2, 1, 99] {
+            for i in 0..3 {
+                assert_eq!(v.find_from(&key(i), guess), Some(i as usize));
+            }
+            assert_eq!(v.find_from(&key(3), guess), None);
+        }
+        assert_eq!(
+            v.keys().copied().collect::<Vec<_>>(),
+            [key(0), key(1), key(2)]
+        );
         // Owned keys are looked up by what they borrow.
         let mut names: Recurring<Box<str>, u8> = Recurring::default();
         names.push("cpu_user".into(), 1);

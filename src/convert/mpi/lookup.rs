@@ -3,8 +3,9 @@
 //! the channels a message end finds through its rank's last one.
 
 use crate::model::{ContainerId, TypeId, ValueId};
+use crate::recurring::Recurring;
 use crate::source::Lane;
-use foldhash::{HashMap, HashMapExt};
+use foldhash::HashMap;
 use std::collections::VecDeque;
 
 /// Ranks and event types below this are looked up by index.
@@ -102,29 +103,27 @@ pub(super) struct Ends {
 /// A channel: (sender, receiver, tag) in world ranks.
 pub(super) type ChanKey = (i32, i32, i32);
 
-/// The channels by (sender, receiver, tag), with each rank's last one of
-/// each side remembered: a rank's messages mostly go where its message
+/// The channels by (sender, receiver, tag), each rank's last one of each
+/// side tried first: a rank's messages mostly go where its message
 /// before went, and three integers compared are a fraction of a hash
 /// lookup.
 pub(super) struct Chans {
-    pub(super) all: Vec<Chan>,
-    pub(super) index: HashMap<ChanKey, u32>,
-    /// By 2 x world rank + 1 for a send, for ranks below [`DENSE`].
-    pub(super) memo: Vec<Option<(ChanKey, u32)>>,
+    pub(super) all: Recurring<ChanKey, Chan>,
+    /// The last channel's entry by 2 x world rank + 1 for a send, for
+    /// ranks below [`DENSE`].
+    memo: Vec<u32>,
 }
 
 impl Chans {
     pub(super) fn new(chans: Vec<(ChanKey, Chan)>) -> Chans {
-        let mut c = Chans {
-            all: Vec::with_capacity(chans.len()),
-            index: HashMap::with_capacity(chans.len()),
-            memo: Vec::new(),
-        };
+        let mut all = Recurring::default();
         for (k, chan) in chans {
-            c.index.insert(k, c.all.len() as u32);
-            c.all.push(chan);
+            all.push(k, chan);
         }
-        c
+        Chans {
+            all,
+            memo: Vec::new(),
+        }
     }
 
     /// The channel `key`, a message end of rank `me` (`send`: its start).
@@ -134,23 +133,19 @@ impl Chans {
             .ok()
             .filter(|&m| m < DENSE)
             .map(|m| 2 * m + usize::from(send));
-        let memo = slot.and_then(|i| self.memo.get(i).copied().flatten());
-        let i = match memo {
-            Some((k, i)) if k == key => i,
-            _ => {
-                let i = *self.index.get(&key)?;
-                if let Some(slot) = slot {
-                    if self.memo.len() <= slot {
-                        self.memo.resize(slot + 1, None);
-                    }
-                    if let Some(m) = self.memo.get_mut(slot) {
-                        *m = Some((key, i));
-                    }
-                }
-                i
+        let guess = slot
+            .and_then(|s| self.memo.get(s).copied())
+            .unwrap_or(u32::MAX);
+        let i = self.all.find_from(&key, guess as usize)?;
+        if let Some(slot) = slot {
+            if self.memo.len() <= slot {
+                self.memo.resize(slot + 1, u32::MAX);
             }
-        };
-        self.all.get_mut(i as usize)
+            if let Some(m) = self.memo.get_mut(slot) {
+                *m = i as u32;
+            }
+        }
+        self.all.get_mut(i)
     }
 }
 

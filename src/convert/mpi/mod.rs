@@ -224,7 +224,7 @@ impl MpiSource {
                 k.event_values.insert(etype, v);
             }
         }
-        let mut keys: Vec<(i32, i32, i32)> = self.chans.index.keys().copied().collect();
+        let mut keys: Vec<(i32, i32, i32)> = self.chans.all.keys().copied().collect();
         keys.sort_unstable();
         for key in keys {
             let (src, dst, _) = key;
@@ -245,8 +245,8 @@ impl MpiSource {
                 hosts: (s.hix, d.hix),
                 lanes: (s.lane, d.lane),
             };
-            let i = self.chans.index.get(&key).copied();
-            if let Some(c) = i.and_then(|i| self.chans.all.get_mut(i as usize)) {
+            let i = self.chans.all.find(&key);
+            if let Some(c) = i.and_then(|i| self.chans.all.get_mut(i)) {
                 c.ends = Some(ends);
             }
         }
