@@ -12,6 +12,7 @@
 //! corrections as a sync file.
 
 pub mod apply;
+mod hull;
 pub mod pair;
 
 use crate::clock::{ClockMap, HostClock, SyncTable};

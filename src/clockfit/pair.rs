@@ -26,6 +26,7 @@
 //! lines of least and greatest slope, which is feasible as they are.
 //! Everything is exact integer arithmetic on nanoseconds.
 
+use super::hull::{cross, Side};
 use crate::messages::TOLERANCE_NS;
 
 /// (x, y) in ns: x on B's clock, y = A − B.
@@ -39,15 +40,6 @@ pub const K_ONE: i128 = 1 << 40;
 /// stay under 2^62, so the cross products (two factors each) stay under
 /// 2^125 in i128. 2^61 ns is 73 years: only a damaged input gets there.
 const REACH: i128 = 1 << 61;
-
-/// Points kept before a side is folded back to its hull.
-const FOLD_AT: usize = 64;
-
-/// Hull points kept per side at most. Linear clocks leave a handful; a
-/// clock that bends (a parabola samples onto its own hull) would keep
-/// every point, so a longer hull is thinned: dropping a point of a bound
-/// only loosens it, so the band widens and still holds the truth.
-const MAX_HULL: usize = 128;
 
 /// A map of one clock onto another: x ↦ x + c + ⌊(x − x0)·k / 2^40⌋.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,69 +203,6 @@ pub struct Fit {
     pub line: Line,
     /// How well the messages bound it.
     pub bound: Bound,
-}
-
-/// One side's points, folded to its hull (upper or lower).
-#[derive(Debug, Clone, Default)]
-struct Side {
-    pts: Vec<Point>,
-    /// Points after the last fold.
-    kept: usize,
-}
-
-fn cross(o: Point, a: Point, b: Point) -> i128 {
-    let (ox, oy) = (i128::from(o.0), i128::from(o.1));
-    (i128::from(a.0) - ox) * (i128::from(b.1) - oy)
-        - (i128::from(a.1) - oy) * (i128::from(b.0) - ox)
-}
-
-impl Side {
-    fn push(&mut self, p: Point, upper: bool) {
-        self.pts.push(p);
-        if self.pts.len() >= (2 * self.kept).max(FOLD_AT) {
-            self.fold(upper);
-        }
-    }
-
-    /// Keeps the upper (or lower) hull only: Andrew's monotone chain.
-    fn fold(&mut self, upper: bool) {
-        self.pts.sort_unstable();
-        // Per x, only the extreme y can be on the hull.
-        let mut xs: Vec<Point> = Vec::with_capacity(self.pts.len());
-        for &p in &self.pts {
-            match xs.last_mut() {
-                Some(l) if l.0 == p.0 => {
-                    if upper {
-                        *l = p;
-                    }
-                }
-                _ => xs.push(p),
-            }
-        }
-        let mut h: Vec<Point> = Vec::with_capacity(xs.len());
-        for p in xs {
-            while let [.., o, a] = h[..] {
-                let c = cross(o, a, p);
-                if (upper && c >= 0) || (!upper && c <= 0) {
-                    h.pop();
-                } else {
-                    break;
-                }
-            }
-            h.push(p);
-        }
-        while h.len() > MAX_HULL {
-            let last = h.len() - 1;
-            h = h
-                .iter()
-                .enumerate()
-                .filter(|&(i, _)| i % 2 == 0 || i == last)
-                .map(|(_, &p)| p)
-                .collect();
-        }
-        self.pts = h;
-        self.kept = self.pts.len();
-    }
 }
 
 /// The messages of one pair, as hull points.
@@ -506,6 +435,7 @@ fn drift_fit(lower: &[Point], upper: &[Point], tol: i64) -> Option<Fit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clockfit::hull::{FOLD_AT, MAX_HULL};
 
     /// Messages between a host A at true time and a host B whose clock
     /// reads `b(t)`; latency `lat` each way, one round trip per `every`.
