@@ -1,13 +1,13 @@
 //! Criterion micro-benchmarks: each decoder on a fixture of
 //! `tests/data` held in memory (its in-cache speed, in bytes/s), and the
-//! Pajé line writer (lines/s), inline and through its formatting thread.
+//! Pajé line writer (lines/s).
 //! End to end figures, with the peers: `benches/all.sh`.
 //!
 //!     cargo bench --bench micro [FILTER]
 
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use integrador::paje::tape::{Lines, Taped, Text};
+use integrador::paje::lines::Text;
 use std::hint::black_box;
 use std::io::{Cursor, Write};
 use std::path::Path;
@@ -150,7 +150,7 @@ fn decoders(c: &mut Criterion) {
 }
 
 /// A variable line, a state line and a link line, as a run writes them.
-fn lines<L: Lines>(out: &mut L, n: u32) {
+fn lines<W: Write>(out: &mut Text<W>, n: u32) {
     for i in 0..n {
         let t = 1_795_264_448_000_000_000 + i64::from(i / 4) * 1_000_000;
         out.begin(6);
@@ -200,13 +200,6 @@ fn writer(c: &mut Criterion) {
     g.bench_function("inline", |b| {
         b.iter(|| {
             let mut t = Text::new(Sink(0));
-            lines(&mut t, N);
-            t.finish().unwrap().0
-        })
-    });
-    g.bench_function("thread", |b| {
-        b.iter(|| {
-            let mut t = Taped::new(Sink(0));
             lines(&mut t, N);
             t.finish().unwrap().0
         })

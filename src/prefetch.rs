@@ -42,11 +42,12 @@ pub fn set_threads(threads: usize) {
     BUSY.store(0, Ordering::Relaxed);
 }
 
-/// Whether the writer formats on a thread of its own: whenever the run
-/// may use threads, but for one beside a busy decoder on the only spare
-/// core, where the three took turns on two cores (100 MB of `.traced`:
-/// 0.31 s with the writer inline, 0.37 s on a thread). A binary decoder
-/// leaves most of its core free and the writer takes that.
+/// Whether the writer runs on a thread of its own (crate::paje::split):
+/// whenever the run may use threads, but for one beside a busy decoder on
+/// the only spare core, where the three took turns on two cores (100 MB
+/// of `.traced`: 0.31 s with the writer's formatting inline, 0.37 s on a
+/// thread). A binary decoder leaves much of its core free and the writer
+/// takes that.
 pub fn writer_thread() -> bool {
     let threads = THREADS.load(Ordering::Relaxed);
     threads > 2 || (threads == 2 && BUSY.load(Ordering::Relaxed) == 0)

@@ -5,7 +5,6 @@
 use crate::error::Error;
 use crate::merge::Merge;
 use crate::model::{ContainerId, Event};
-use crate::paje::tape::Lines;
 use crate::paje::writer::{PajeWriter, WriteStats};
 use crate::progress::Progress;
 use crate::registry::Registry;
@@ -54,7 +53,7 @@ pub trait TraceSink {
     fn finish(self, reg: &Registry) -> io::Result<(Self::Out, WriteStats)>;
 }
 
-impl<W: Write, L: Lines<Out = W>> TraceSink for PajeWriter<W, L> {
+impl<W: Write> TraceSink for PajeWriter<W> {
     type Out = W;
 
     fn create_in_order(

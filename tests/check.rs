@@ -108,7 +108,7 @@ fn write_random(ops: &[(u8, u8, u16, u8)]) -> Vec<u8> {
     }
     let mut w = PajeWriter::new(Vec::new(), 1_000_000_000_000, false).unwrap();
     for e in &events {
-        w.write_event(&mut reg, e).unwrap();
+        w.write_event(&reg, e).unwrap();
     }
     w.finish(&reg).unwrap().0
 }

@@ -1,17 +1,9 @@
-//! The Pajé writer's lines as a tape of binary tokens, turned into text
-//! on a second core (`issue 17`: decoding and converting on one side,
-//! formatting and writing on the other).
-//!
-//! The writer decides every line (which declarations come first, which
-//! alias each id has, which pops are left out) on the main thread, where
-//! the registry is; what costs per event is turning numbers into digits
-//! (times, aliases, values) and the `write` system calls. When the
-//! writer has a core of its own (crate::prefetch::writer_thread) it
-//! records each line as tokens, a few fixed-size copies ([`Taped`]), and
-//! [`format()`] makes the text on a thread of its own; otherwise, and with
-//! `--threads 1`, [`Text`] formats at once. Both write each token with
-//! the same functions (`src/paje/text.rs`), so the bytes are the same
-//! whichever thread formats them.
+//! The Pajé writer's lines, formatted as they are said and written in
+//! chunks. The writer decides every line (which declarations come first,
+//! which alias each id has, which pops are left out); [`Text`] turns its
+//! tokens into digits (times, aliases, values) with the functions of
+//! `src/paje/text.rs`. With threads, the whole writer runs on a core of
+//! its own (crate::paje::split), so the bytes are the same either way.
 
 use super::text;
 use std::io::{self, Write};
@@ -20,42 +12,7 @@ use std::io::{self, Write};
 /// megabyte, and the buffer stays in the caches.
 const CHUNK: usize = 1 << 18;
 
-/// What the writer says of each line, token by token: recorded on a
-/// [`Tape`] for another thread, or formatted at once as [`Text`].
-pub trait Lines {
-    /// What is left when the trace is written.
-    type Out;
-    /// A line starts with its event id.
-    fn begin(&mut self, id: u8);
-    /// ` <seconds>` with 9 decimals, from ns.
-    fn time(&mut self, ns: i64);
-    /// ` <prefix><n>`: an alias.
-    fn ident(&mut self, prefix: u8, n: u32);
-    /// ` <bytes>` as they are.
-    fn word(&mut self, w: &[u8]);
-    /// [`Lines::word`] of bytes that are the same every time for `id`
-    /// (a value's quoted name, on every message line): a tape sends
-    /// them once, then the id.
-    fn word_id(&mut self, id: u32, w: &[u8]);
-    /// ` <name>`, quoted as [`super::name::push_name`] says.
-    fn name(&mut self, name: &str);
-    /// ` <n>`.
-    fn int(&mut self, n: i64);
-    /// ` k<channel>_<seq>`: a link key.
-    fn key(&mut self, channel: u32, seq: u64);
-    /// ` <value>`: shortest round-trip decimal, without a `.0`.
-    fn double(&mut self, v: f64);
-    /// The start of an entity's line, `<id> <time> c<container> t<type>
-    /// [v<value>]` (`0` for the root container), as the five calls write
-    /// it: one token on a tape instead of five (most lines start so).
-    fn head(&mut self, id: u8, ns: i64, container: Option<u32>, ty: u32, value: Option<u32>);
-    /// Ends the line; hands on what is buffered once it is a chunk.
-    fn end(&mut self) -> io::Result<()>;
-    /// Hands on the rest and gives back the output.
-    fn finish(self) -> io::Result<Self::Out>;
-}
-
-/// Lines formatted at once and written in chunks, on the caller's thread.
+/// Lines formatted at once and written in chunks.
 pub struct Text<W: Write> {
     buf: Vec<u8>,
     seconds: text::Seconds,
@@ -73,36 +30,43 @@ impl<W: Write> Text<W> {
     }
 }
 
-impl<W: Write> Lines for Text<W> {
-    type Out = W;
-    fn begin(&mut self, id: u8) {
+impl<W: Write> Text<W> {
+    /// A line starts with its event id.
+    pub fn begin(&mut self, id: u8) {
         text::begin(&mut self.buf, id);
     }
-    fn time(&mut self, ns: i64) {
+    /// ` <seconds>` with 9 decimals, from ns.
+    pub fn time(&mut self, ns: i64) {
         text::time(&mut self.buf, &mut self.seconds, ns);
     }
-    fn ident(&mut self, prefix: u8, n: u32) {
+    /// ` <prefix><n>`: an alias.
+    pub fn ident(&mut self, prefix: u8, n: u32) {
         text::ident(&mut self.buf, prefix, n);
     }
-    fn word(&mut self, w: &[u8]) {
+    /// ` <bytes>` as they are.
+    pub fn word(&mut self, w: &[u8]) {
         text::word(&mut self.buf, w);
     }
-    fn word_id(&mut self, _id: u32, w: &[u8]) {
-        text::word(&mut self.buf, w);
-    }
-    fn name(&mut self, name: &str) {
+    /// ` <name>`, quoted as [`super::name::push_name`] says.
+    pub fn name(&mut self, name: &str) {
         text::name(&mut self.buf, name.as_bytes());
     }
-    fn int(&mut self, n: i64) {
+    /// ` <n>`.
+    pub fn int(&mut self, n: i64) {
         text::int(&mut self.buf, n);
     }
-    fn key(&mut self, channel: u32, seq: u64) {
+    /// ` k<channel>_<seq>`: a link key.
+    pub fn key(&mut self, channel: u32, seq: u64) {
         text::key(&mut self.buf, channel, seq);
     }
-    fn double(&mut self, v: f64) {
+    /// ` <value>`: shortest round-trip decimal, without a `.0`.
+    pub fn double(&mut self, v: f64) {
         text::double(&mut self.buf, v);
     }
-    fn head(&mut self, id: u8, ns: i64, container: Option<u32>, ty: u32, value: Option<u32>) {
+    /// The start of an entity's line, `<id> <time> c<container> t<type>
+    /// [v<value>]` (`0` for the root container), at once (most lines
+    /// start so).
+    pub fn head(&mut self, id: u8, ns: i64, container: Option<u32>, ty: u32, value: Option<u32>) {
         text::head(
             &mut self.buf,
             &mut self.seconds,
@@ -112,7 +76,8 @@ impl<W: Write> Lines for Text<W> {
             value,
         );
     }
-    fn end(&mut self) -> io::Result<()> {
+    /// Ends the line; writes what is buffered once it is a chunk.
+    pub fn end(&mut self) -> io::Result<()> {
         self.buf.push(b'\n');
         if self.buf.len() >= CHUNK {
             self.out.write_all(&self.buf)?;
@@ -120,7 +85,8 @@ impl<W: Write> Lines for Text<W> {
         }
         Ok(())
     }
-    fn finish(mut self) -> io::Result<W> {
+    /// Writes the rest and gives back the output.
+    pub fn finish(mut self) -> io::Result<W> {
         self.out.write_all(&self.buf)?;
         self.out.flush()?;
         Ok(self.out)
@@ -154,7 +120,7 @@ mod tests {
         assert_eq!(String::from_utf8(out).unwrap(), want);
     }
 
-    fn line<L: Lines>(t: &mut L, i: u32) {
+    fn line<W: Write>(t: &mut Text<W>, i: u32) {
         t.begin(13);
         t.time(i64::from(i) * 1_000_003 - 1_500_000_000);
         t.ident(b'c', i % 17);
@@ -164,9 +130,8 @@ mod tests {
         t.time(42);
         t.name(if i % 2 == 0 { "OS state" } else { "a\"b" });
         t.word(b"0");
-        // The same bytes for an id every time; ids met in any order.
         let w: [&[u8]; 3] = [b"x", b"\"a b\"", b"yz"];
-        t.word_id(i % 3 * 5, w[(i % 3) as usize]);
+        t.word(w[(i % 3) as usize]);
         t.key(3, u64::from(i));
         t.int(-5);
         t.double(12.0);
@@ -268,6 +233,4 @@ mod tests {
             " 0.000000005 0.000000005 -1.500000000 -1.500000000 0.000000005 0.999999999 1.000000000 1.000000007"
         );
     }
-
-
 }

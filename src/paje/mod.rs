@@ -3,8 +3,9 @@
 
 pub mod check;
 pub mod header;
+pub mod lines;
 pub mod name;
-pub mod tape;
+pub mod split;
 pub(crate) mod text;
 pub mod writer;
 

@@ -1,5 +1,4 @@
-//! The text of each token of a Pajé line: the one formatting, whichever
-//! thread runs it ([`super::tape`]).
+//! The text of each token of a Pajé line ([`super::lines::Text`]).
 
 use crate::time::{Short, SECONDS};
 

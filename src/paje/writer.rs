@@ -16,9 +16,9 @@
 
 use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
 use crate::paje::header::{id_of, HEADER};
-use crate::paje::tape::{Lines, Taped, Text};
+use crate::paje::lines::Text;
 use crate::paje::EventKind;
-use crate::registry::{Registry, TypeKind};
+use crate::registry::{ContainerDef, Registry, TypeDef, TypeKind, ValueDef};
 use std::io::{self, Write};
 
 /// What the writer wrote, for the summary.
@@ -94,6 +94,31 @@ impl Aliases {
     }
 }
 
+/// What the writer reads of the registry: the definitions of what it
+/// declares and creates, and each event type's kind. The run's registry
+/// is one; a writer on a thread of its own reads a copy of the
+/// definitions it was sent (crate::paje::split).
+pub trait Catalogue {
+    /// A type by id.
+    fn type_def(&self, id: TypeId) -> &TypeDef;
+    /// A container by id.
+    fn container(&self, id: ContainerId) -> &ContainerDef;
+    /// A value by id.
+    fn value(&self, id: ValueId) -> &ValueDef;
+}
+
+impl Catalogue for Registry {
+    fn type_def(&self, id: TypeId) -> &TypeDef {
+        Registry::type_def(self, id)
+    }
+    fn container(&self, id: ContainerId) -> &ContainerDef {
+        Registry::container(self, id)
+    }
+    fn value(&self, id: ValueId) -> &ValueDef {
+        Registry::value(self, id)
+    }
+}
+
 /// The start of the line that records T0: a container type, never used,
 /// named `T0=<epoch seconds>` with alias `origin`. A `#` comment made ViTE
 /// 1.2 warn on every file; an unused type is read silently by pj_dump and
@@ -106,10 +131,10 @@ pub fn origin_of(line: &str) -> Option<i64> {
     crate::clock::parse_epoch_ns(secs.as_bytes())
 }
 
-/// A streaming Pajé writer; `L` formats its lines here ([`Text`]) or on
-/// a thread of their own ([`Taped`]).
-pub struct PajeWriter<W: Write, L: Lines<Out = W> = Text<W>> {
-    lines: L,
+/// A streaming Pajé writer. It runs on the run's thread, or on a thread
+/// of its own behind [`crate::paje::split::Split`].
+pub struct PajeWriter<W: Write> {
+    lines: Text<W>,
     origin: i64,
     absolute: bool,
     created: Vec<ContainerId>,
@@ -134,26 +159,7 @@ impl<W: Write> PajeWriter<W> {
     /// Writes the header and the origin line. `origin` is T0 in ns
     /// (docs/output.md: the earliest time floored to the millisecond); with
     /// `absolute`, times are epoch seconds and no origin line is written.
-    pub fn new(out: W, origin: i64, absolute: bool) -> io::Result<Self> {
-        Self::start(out, origin, absolute, Text::new)
-    }
-}
-
-impl<W: Write + Send + 'static> PajeWriter<W, Taped<W>> {
-    /// [`PajeWriter::new`], with the lines formatted and written on a
-    /// thread of their own: the same bytes, less work on the caller's.
-    pub fn threaded(out: W, origin: i64, absolute: bool) -> io::Result<Self> {
-        Self::start(out, origin, absolute, Taped::new)
-    }
-}
-
-impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
-    fn start(
-        mut out: W,
-        origin: i64,
-        absolute: bool,
-        make: impl FnOnce(W) -> L,
-    ) -> io::Result<Self> {
+    pub fn new(mut out: W, origin: i64, absolute: bool) -> io::Result<Self> {
         let mut head = Vec::with_capacity(2048);
         for (i, (kind, fields)) in HEADER.iter().enumerate() {
             writeln!(head, "%EventDef {} {i}", kind.name())?;
@@ -171,7 +177,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
         let lines = head.iter().filter(|&&b| b == b'\n').count() as u64;
         let header = lines - u64::from(!absolute);
         Ok(PajeWriter {
-            lines: make(out),
+            lines: Text::new(out),
             origin,
             absolute,
             created: Vec::new(),
@@ -193,7 +199,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
     /// a viewer shows sibling rows in creation order.
     pub fn create_in_order(
         &mut self,
-        reg: &mut Registry,
+        reg: &impl Catalogue,
         order: &[ContainerId],
         time: i64,
     ) -> io::Result<()> {
@@ -209,7 +215,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
     }
 
     /// Writes one event, declaring first whatever it refers to.
-    pub fn write_event(&mut self, reg: &mut Registry, ev: &Event) -> io::Result<()> {
+    pub fn write_event(&mut self, reg: &impl Catalogue, ev: &Event) -> io::Result<()> {
         debug_assert!(
             self.stats.last_time.is_none_or(|t| t <= ev.time),
             "merge order broken"
@@ -366,7 +372,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
     /// are written by name.
     fn entity(
         &mut self,
-        reg: &mut Registry,
+        reg: &impl Catalogue,
         kind: EventKind,
         time: i64,
         container: ContainerId,
@@ -399,7 +405,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
 
     /// Destroys every container at the last event's time, children first,
     /// and flushes. Returns the output and the counts.
-    pub fn finish(mut self, reg: &Registry) -> io::Result<(W, WriteStats)> {
+    pub fn finish(mut self, reg: &impl Catalogue) -> io::Result<(W, WriteStats)> {
         if let Some(end) = self.stats.last_time {
             // Children are always created after their parents, so the
             // reverse creation order destroys children first.
@@ -419,7 +425,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
     // are done once: the test is inlined, the work is not (the calls were
     // 3% of the converting thread).
     #[inline]
-    fn declare_type(&mut self, reg: &mut Registry, ty: TypeId) -> io::Result<()> {
+    fn declare_type(&mut self, reg: &impl Catalogue, ty: TypeId) -> io::Result<()> {
         if self.types.has(ty.0) {
             return Ok(());
         }
@@ -427,7 +433,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
     }
 
     #[inline(never)]
-    fn declare_type_now(&mut self, reg: &mut Registry, ty: TypeId) -> io::Result<()> {
+    fn declare_type_now(&mut self, reg: &impl Catalogue, ty: TypeId) -> io::Result<()> {
         // Its alias is given when its line is written, after its parents':
         // aliases count up through the file.
         let def = reg.type_def(ty).clone();
@@ -464,7 +470,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
     }
 
     #[inline]
-    fn declare_value(&mut self, reg: &mut Registry, v: ValueId) -> io::Result<()> {
+    fn declare_value(&mut self, reg: &impl Catalogue, v: ValueId) -> io::Result<()> {
         if self.values.has(v.0) {
             return Ok(());
         }
@@ -472,7 +478,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
     }
 
     #[inline(never)]
-    fn declare_value_now(&mut self, reg: &mut Registry, v: ValueId) -> io::Result<()> {
+    fn declare_value_now(&mut self, reg: &impl Catalogue, v: ValueId) -> io::Result<()> {
         let def = reg.value(v).clone();
         self.declare_type(reg, def.ty)?;
         let color = def.color.clone().unwrap_or_else(|| {
@@ -492,7 +498,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
     #[inline]
     fn create_container(
         &mut self,
-        reg: &mut Registry,
+        reg: &impl Catalogue,
         c: ContainerId,
         time: i64,
     ) -> io::Result<()> {
@@ -505,7 +511,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
     #[inline(never)]
     fn create_container_now(
         &mut self,
-        reg: &mut Registry,
+        reg: &impl Catalogue,
         c: ContainerId,
         time: i64,
     ) -> io::Result<()> {
@@ -588,7 +594,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
     }
 
     /// A value's name as [`PajeWriter::name`] writes it, quoted once.
-    fn value_name(&mut self, reg: &Registry, v: ValueId) {
+    fn value_name(&mut self, reg: &impl Catalogue, v: ValueId) {
         let i = v.0 as usize;
         if self.quoted.len() <= i {
             self.quoted.resize(i + 1, None);
@@ -601,7 +607,7 @@ impl<W: Write, L: Lines<Out = W>> PajeWriter<W, L> {
             super::name::push_name(&mut q, &reg.value(v).name);
             q.into_boxed_slice()
         });
-        self.lines.word_id(v.0, q);
+        self.lines.word(q);
     }
 
     fn time(&mut self, t: i64) {
