@@ -49,6 +49,14 @@ pub trait TraceSink {
     ) -> io::Result<()>;
     /// Writes one event, declaring first whatever it refers to.
     fn write_event(&mut self, reg: &mut Registry, ev: &Event) -> io::Result<()>;
+    /// Writes a run of events in order, as [`TraceSink::write_event`]
+    /// on each.
+    fn write_run(&mut self, reg: &mut Registry, events: &[Event]) -> io::Result<()> {
+        for ev in events {
+            self.write_event(reg, ev)?;
+        }
+        Ok(())
+    }
     /// Ends the trace; returns the output and the counts.
     fn finish(self, reg: &Registry) -> io::Result<(Self::Out, WriteStats)>;
 }
@@ -89,18 +97,27 @@ pub fn write_all<S: TraceSink>(
         .map_err(WriteError::Io)?;
     let mut n: u64 = 0;
     let mut series = Series::default();
-    // One source cannot clash with itself: the check is skipped.
-    let many = merge.sources().len() > 1;
-    while let Some((source, mut ev)) = merge.next(reg).map_err(WriteError::Input)? {
-        if many {
+    // One source cannot clash with itself: the check is skipped, and its
+    // events come in runs. Several go through the heap one at a time.
+    if merge.is_lone() {
+        while let Some(run) = merge.next_run(reg).map_err(WriteError::Input)? {
+            sink.write_run(reg, run).map_err(WriteError::Io)?;
+            let before = n;
+            n += run.len() as u64;
+            if let Some(p) = progress.filter(|_| n >> 14 != before >> 14) {
+                p.show(n);
+            }
+        }
+    } else {
+        while let Some((source, mut ev)) = merge.next(reg).map_err(WriteError::Input)? {
             let label = |i: usize| source_label(merge, i);
             series.keep_apart(reg, source, &mut ev, &label);
-        }
-        sink.write_event(reg, &ev).map_err(WriteError::Io)?;
-        n += 1;
-        if n % (1 << 14) == 0 {
-            if let Some(p) = progress {
-                p.show(n);
+            sink.write_event(reg, &ev).map_err(WriteError::Io)?;
+            n += 1;
+            if n % (1 << 14) == 0 {
+                if let Some(p) = progress {
+                    p.show(n);
+                }
             }
         }
     }

@@ -337,6 +337,19 @@ impl<W> TraceSink for Split<W> {
         Ok(())
     }
 
+    fn write_run(&mut self, reg: &mut Registry, events: &[Event]) -> io::Result<()> {
+        for ev in events {
+            if !self.known(&ev.op) {
+                self.send_names(reg, &ev.op);
+            }
+            self.batch.push(Item::Event(*ev));
+        }
+        if self.batch.len() >= BATCH {
+            self.hand()?;
+        }
+        Ok(())
+    }
+
     fn finish(mut self, _reg: &Registry) -> io::Result<(W, WriteStats)> {
         self.hand()?;
         self.stop()
@@ -445,8 +458,16 @@ mod tests {
         events: &[Event],
     ) -> io::Result<(S::Out, WriteStats)> {
         sink.create_in_order(reg, up_front, 1_000_000_000_000)?;
-        for e in events {
+        // Event by event, then in runs of several lengths (a lone
+        // source's way).
+        let (one, runs) = events.split_at(events.len() / 3);
+        for e in one {
             sink.write_event(reg, e)?;
+        }
+        for (i, run) in runs.chunks(97).enumerate() {
+            let (a, b) = run.split_at((i * 31) % run.len().max(1));
+            sink.write_run(reg, a)?;
+            sink.write_run(reg, b)?;
         }
         sink.finish(reg)
     }
