@@ -40,6 +40,30 @@ struct Ahead {
     failed: Option<Error>,
 }
 
+impl Ahead {
+    /// Once every event taken: the source's error, or its next batch
+    /// (an error after some events is kept for the call after them).
+    fn refill(&mut self, sources: &mut [Box<dyn EventSource>], reg: &mut Registry) -> Result<()> {
+        if self.pos < self.buf.len() {
+            return Ok(());
+        }
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        self.buf.clear();
+        self.pos = 0;
+        if let Some(s) = sources.first_mut() {
+            if let Err(e) = s.next_batch(reg, &mut self.buf, BATCH) {
+                if self.buf.is_empty() {
+                    return Err(e);
+                }
+                self.failed = Some(e);
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Merge {
     /// Pulls the first event of every source.
     pub fn new(mut sources: Vec<Box<dyn EventSource>>, reg: &mut Registry) -> Result<Merge> {
@@ -88,21 +112,7 @@ impl Merge {
     /// The next event and the index of the source it came from.
     pub fn next(&mut self, reg: &mut Registry) -> Result<Option<(usize, Event)>> {
         if let Some(a) = &mut self.only {
-            if a.pos == a.buf.len() {
-                if let Some(e) = a.failed.take() {
-                    return Err(e);
-                }
-                a.buf.clear();
-                a.pos = 0;
-                if let Some(s) = self.sources.first_mut() {
-                    if let Err(e) = s.next_batch(reg, &mut a.buf, BATCH) {
-                        if a.buf.is_empty() {
-                            return Err(e);
-                        }
-                        a.failed = Some(e);
-                    }
-                }
-            }
+            a.refill(&mut self.sources, reg)?;
             let Some(&event) = a.buf.get(a.pos) else {
                 return Ok(None);
             };
@@ -135,21 +145,7 @@ impl Merge {
         let Some(a) = &mut self.only else {
             return Ok(None);
         };
-        if a.pos == a.buf.len() {
-            if let Some(e) = a.failed.take() {
-                return Err(e);
-            }
-            a.buf.clear();
-            a.pos = 0;
-            if let Some(s) = self.sources.first_mut() {
-                if let Err(e) = s.next_batch(reg, &mut a.buf, BATCH) {
-                    if a.buf.is_empty() {
-                        return Err(e);
-                    }
-                    a.failed = Some(e);
-                }
-            }
-        }
+        a.refill(&mut self.sources, reg)?;
         let run = a.buf.get(a.pos..).unwrap_or_default();
         a.pos = a.buf.len();
         Ok((!run.is_empty()).then_some(run))

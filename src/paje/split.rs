@@ -327,14 +327,7 @@ impl<W> TraceSink for Split<W> {
 
     #[inline]
     fn write_event(&mut self, reg: &mut Registry, ev: &Event) -> io::Result<()> {
-        if !self.known(&ev.op) {
-            self.send_names(reg, &ev.op);
-        }
-        self.batch.push(Item::Event(*ev));
-        if self.batch.len() >= BATCH {
-            self.hand()?;
-        }
-        Ok(())
+        self.write_run(reg, std::slice::from_ref(ev))
     }
 
     fn write_run(&mut self, reg: &mut Registry, events: &[Event]) -> io::Result<()> {
