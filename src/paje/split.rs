@@ -12,7 +12,7 @@
 //! lookups (declarations, aliases, stacks, formatting, the writes) is on
 //! the writer's thread.
 
-use super::writer::{Catalogue, PajeWriter, WriteStats};
+use super::writer::{Aliases, Catalogue, PajeWriter, WriteStats};
 use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
 use crate::registry::{ContainerDef, Registry, TypeDef, TypeKind, ValueDef};
 use crate::write::TraceSink;
@@ -102,27 +102,6 @@ impl Catalogue for Replica {
     }
 }
 
-/// Ids already sent, of one kind.
-#[derive(Default)]
-struct Sent(Vec<bool>);
-
-impl Sent {
-    #[inline]
-    fn has(&self, id: u32) -> bool {
-        self.0.get(id as usize) == Some(&true)
-    }
-
-    fn mark(&mut self, id: u32) {
-        let i = id as usize;
-        if self.0.len() <= i {
-            self.0.resize(i + 1, false);
-        }
-        if let Some(s) = self.0.get_mut(i) {
-            *s = true;
-        }
-    }
-}
-
 /// The containers (at most two), type and value an event names.
 #[inline]
 fn names(op: &Op) -> ([ContainerId; 2], TypeId, Option<ValueId>) {
@@ -165,9 +144,10 @@ fn names(op: &Op) -> ([ContainerId; 2], TypeId, Option<ValueId>) {
 /// The run's side: events and definitions batched to the writer's thread.
 pub struct Split<W> {
     batch: Vec<Item>,
-    types: Sent,
-    containers: Sent,
-    values: Sent,
+    /// The ids whose definitions were sent.
+    types: Aliases,
+    containers: Aliases,
+    values: Aliases,
     tx: Option<SyncSender<Vec<Item>>>,
     /// Batches written, to fill again.
     back: Receiver<Vec<Item>>,
@@ -200,9 +180,9 @@ impl<W: Write + Send + 'static> Split<W> {
         });
         Split {
             batch: Vec::with_capacity(BATCH),
-            types: Sent::default(),
-            containers: Sent::default(),
-            values: Sent::default(),
+            types: Aliases::default(),
+            containers: Aliases::default(),
+            values: Aliases::default(),
             tx: Some(tx),
             back,
             done: Some(done),
@@ -232,10 +212,9 @@ impl<W> Split<W> {
     }
 
     fn send_type(&mut self, reg: &Registry, ty: TypeId) {
-        if self.types.has(ty.0) {
+        if !self.types.mark(ty.0) {
             return;
         }
-        self.types.mark(ty.0);
         let def = reg.type_def(ty);
         if let Some(p) = def.parent {
             self.send_type(reg, p);
@@ -248,10 +227,9 @@ impl<W> Split<W> {
     }
 
     fn send_container(&mut self, reg: &Registry, c: ContainerId) {
-        if c == ContainerId::ROOT || self.containers.has(c.0) {
+        if c == ContainerId::ROOT || !self.containers.mark(c.0) {
             return;
         }
-        self.containers.mark(c.0);
         let def = reg.container(c);
         if let Some(p) = def.parent {
             self.send_container(reg, p);
@@ -261,10 +239,9 @@ impl<W> Split<W> {
     }
 
     fn send_value(&mut self, reg: &Registry, v: ValueId) {
-        if self.values.has(v.0) {
+        if !self.values.mark(v.0) {
             return;
         }
-        self.values.mark(v.0);
         let def = reg.value(v);
         self.send_type(reg, def.ty);
         self.batch.push(Item::Value(v, Box::new(def.clone())));

@@ -56,25 +56,25 @@ impl WriteStats {
     }
 }
 
-/// Marks `id` done in `book`; `false` when it already was.
 /// The writer's aliases of one kind of id, numbered in the order the
 /// writer first meets them: the trace depends on the events written, not
 /// on the order in which converters happened to register things (which
-/// follows how far each read ahead).
+/// follows how far each read ahead). The writer's other side on the run's
+/// thread (crate::paje::split) keeps the ids it sent in one too.
 #[derive(Default)]
-struct Aliases {
+pub(super) struct Aliases {
     /// Alias + 1 by registry id; 0 = not met yet.
     of: Vec<u32>,
     next: u32,
 }
 
 impl Aliases {
-    fn has(&self, id: u32) -> bool {
+    pub(super) fn has(&self, id: u32) -> bool {
         self.of.get(id as usize).is_some_and(|&a| a != 0)
     }
 
     /// Gives `id` its alias if it has none; `true` the first time.
-    fn mark(&mut self, id: u32) -> bool {
+    pub(super) fn mark(&mut self, id: u32) -> bool {
         let i = id as usize;
         if self.of.len() <= i {
             self.of.resize(i + 1, 0);
