@@ -64,7 +64,7 @@ fn every_rendering_decodes_to_the_expected_counts() {
                     let p = pids.entry(*prev_pid).or_default();
                     p.switch += 1;
                     p.sout += 1;
-                    *p.states.entry(prev_state.clone()).or_default() += 1;
+                    *p.states.entry(prev_state.to_string()).or_default() += 1;
                     let q = pids.entry(*next_pid).or_default();
                     q.switch += 1;
                     q.sin += 1;
@@ -83,19 +83,19 @@ fn every_rendering_decodes_to_the_expected_counts() {
                         "sched_waking" => p.waking += 1,
                         _ => p.new += 1,
                     }
-                    event.clone()
+                    event.to_string()
                 }
                 Kind::Fork { .. } => "sched_process_fork".into(),
                 Kind::Exit { .. } => "sched_process_exit".into(),
                 Kind::Marker(t) => {
-                    markers.push((us(ev.ts_ns), t.clone()));
+                    markers.push((us(ev.ts_ns), t.to_string()));
                     if format == Format::TraceCmd {
                         "print".into()
                     } else {
                         "tracing_mark_write".into()
                     }
                 }
-                Kind::Other(o) => o.clone(),
+                Kind::Other(o) => o.to_string(),
             };
             *counts.entry(name).or_default() += 1;
         }

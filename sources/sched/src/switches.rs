@@ -195,7 +195,7 @@ impl Cpus {
 #[cfg(test)]
 mod tests {
     use super::{Change, Cpus, Switch};
-    use crate::text::{Event, Kind};
+    use crate::text::{Event, Kind, Name};
     use foldhash::HashMap;
 
     /// The map-per-field bookkeeping `Cpus` had before, kept as the
@@ -345,17 +345,17 @@ mod tests {
                 let (pid, other) = (pick(20, 7), pick(28, 7));
                 let kind = match pick(36, 6) {
                     0 | 1 => Kind::Switch {
-                        prev_comm: String::new(),
+                        prev_comm: Name::default(),
                         prev_pid: if pick(44, 4) == 0 { other } else { pid },
                         prev_state: "S".into(),
-                        next_comm: String::new(),
+                        next_comm: Name::default(),
                         next_pid: pick(48, 7),
                     },
                     2 => Kind::Wakeup {
                         event: ["sched_wakeup", "sched_waking", "sched_wakeup_new"]
                             [pick(52, 3) as usize]
                             .into(),
-                        comm: String::new(),
+                        comm: Name::default(),
                         pid: other,
                     },
                     _ => Kind::Other("irq".into()),

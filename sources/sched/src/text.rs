@@ -8,6 +8,10 @@
 //! nanoseconds on the trace's own clock (usually since boot).
 
 use crate::Format;
+/// A string of an event: a comm, a state, an event's name. Up to 24
+/// bytes (every comm: the kernel keeps 15) it is held inline, with no
+/// allocation of its own.
+pub use compact_str::CompactString as Name;
 use memchr::memmem::Finder;
 use std::io::Read;
 use std::sync::LazyLock;
@@ -18,23 +22,23 @@ pub enum Kind {
     /// `sched_switch`: `prev` left the CPU in `prev_state`, `next` came on.
     Switch {
         /// The task leaving.
-        prev_comm: String,
+        prev_comm: Name,
         /// Its pid.
         prev_pid: i32,
         /// Its state as printed (`S`, `D`, `R+`…; trace-cmd's plugin uses
         /// its own letters, see [`kernel_state`]).
-        prev_state: String,
+        prev_state: Name,
         /// The task coming on.
-        next_comm: String,
+        next_comm: Name,
         /// Its pid.
         next_pid: i32,
     },
     /// `sched_wakeup`, `sched_wakeup_new` or `sched_waking`.
     Wakeup {
         /// Which of the three.
-        event: String,
+        event: Name,
         /// The task woken.
-        comm: String,
+        comm: Name,
         /// Its pid.
         pid: i32,
     },
@@ -43,7 +47,7 @@ pub enum Kind {
         /// The parent's pid.
         pid: i32,
         /// The child's comm.
-        child_comm: String,
+        child_comm: Name,
         /// The child's pid.
         child_pid: i32,
     },
@@ -53,14 +57,14 @@ pub enum Kind {
         pid: i32,
     },
     /// A `trace_marker` write (`tracing_mark_write` or trace-cmd `print`).
-    Marker(String),
+    Marker(Name),
     /// Any other event, by name.
-    Other(String),
+    Other(Name),
 }
 
 impl Default for Kind {
     fn default() -> Kind {
-        Kind::Other(String::new())
+        Kind::Other(Name::default())
     }
 }
 
@@ -70,7 +74,7 @@ pub struct Event {
     /// 1-based line number.
     pub line: u64,
     /// The context task's comm.
-    pub comm: String,
+    pub comm: Name,
     /// The context task's pid (perf: tid).
     pub pid: i32,
     /// Its thread-group id (the pid of its process), when the trace has
@@ -109,7 +113,6 @@ pub struct TextReader<R> {
     pub cut: Option<u64>,
     /// Losses the trace reports.
     pub lost: Lost,
-    pool: Pool,
     contexts: Contexts,
 }
 
@@ -320,7 +323,7 @@ enum Payload<'a> {
 
 /// Overwrites `dst` with `s`, in its own buffer.
 #[inline]
-fn set(dst: &mut String, s: &str) {
+fn set(dst: &mut Name, s: &str) {
     dst.clear();
     dst.push_str(s);
 }
@@ -328,8 +331,8 @@ fn set(dst: &mut String, s: &str) {
 impl Payload<'_> {
     /// Writes this into `kind`: into its own strings when it is of the
     /// same kind (nearly always: a trace is mostly switches and
-    /// wakeups), else into strings from `pool`, `kind`'s given back.
-    fn store(self, kind: &mut Kind, pool: &mut Pool) {
+    /// wakeups), else as a new kind.
+    fn store(self, kind: &mut Kind) {
         match (self, &mut *kind) {
             (
                 Payload::Switch {
@@ -367,15 +370,12 @@ impl Payload<'_> {
             (Payload::Marker(a), Kind::Marker(t)) | (Payload::Other(a), Kind::Other(t)) => {
                 set(t, a);
             }
-            (p, k) => {
-                pool.give_kind(k);
-                *k = p.owned(pool);
-            }
+            (p, k) => *k = p.owned(),
         }
     }
 
-    /// This as a new [`Kind`], its strings from `pool`.
-    fn owned(self, pool: &mut Pool) -> Kind {
+    /// This as a new [`Kind`].
+    fn owned(self) -> Kind {
         match self {
             Payload::Switch {
                 prev_comm,
@@ -384,15 +384,15 @@ impl Payload<'_> {
                 next_comm,
                 next_pid,
             } => Kind::Switch {
-                prev_comm: pool.own(prev_comm),
+                prev_comm: prev_comm.into(),
                 prev_pid,
-                prev_state: pool.own(prev_state),
-                next_comm: pool.own(next_comm),
+                prev_state: prev_state.into(),
+                next_comm: next_comm.into(),
                 next_pid,
             },
             Payload::Wakeup { event, comm, pid } => Kind::Wakeup {
-                event: pool.own(event),
-                comm: pool.own(comm),
+                event: event.into(),
+                comm: comm.into(),
                 pid,
             },
             Payload::Fork {
@@ -401,59 +401,12 @@ impl Payload<'_> {
                 child_pid,
             } => Kind::Fork {
                 pid,
-                child_comm: pool.own(child_comm),
+                child_comm: child_comm.into(),
                 child_pid,
             },
             Payload::Exit { pid } => Kind::Exit { pid },
-            Payload::Marker(t) => Kind::Marker(pool.own(t)),
-            Payload::Other(t) => Kind::Other(pool.own(t)),
-        }
-    }
-}
-
-/// Strings of events read before, kept for the next ones: a reader that
-/// fills the same [`Event`] again and again ([`TextReader::read_into`])
-/// allocates nothing once the first events have been read.
-#[derive(Default)]
-struct Pool(Vec<String>);
-
-impl Pool {
-    /// More are dropped: an event holds at most five.
-    const KEEP: usize = 16;
-
-    fn own(&mut self, s: &str) -> String {
-        let mut o = self.0.pop().unwrap_or_default();
-        o.clear();
-        o.push_str(s);
-        o
-    }
-
-    fn give(&mut self, s: &mut String) {
-        if self.0.len() < Self::KEEP && s.capacity() > 0 {
-            self.0.push(std::mem::take(s));
-        }
-    }
-
-    /// Takes back the strings of a kind about to be overwritten.
-    fn give_kind(&mut self, kind: &mut Kind) {
-        match kind {
-            Kind::Switch {
-                prev_comm,
-                prev_state,
-                next_comm,
-                ..
-            } => {
-                self.give(prev_comm);
-                self.give(prev_state);
-                self.give(next_comm);
-            }
-            Kind::Wakeup { event, comm, .. } => {
-                self.give(event);
-                self.give(comm);
-            }
-            Kind::Fork { child_comm, .. } => self.give(child_comm),
-            Kind::Marker(t) | Kind::Other(t) => self.give(t),
-            Kind::Exit { .. } => {}
+            Payload::Marker(t) => Kind::Marker(t.into()),
+            Payload::Other(t) => Kind::Other(t.into()),
         }
     }
 }
@@ -609,7 +562,6 @@ impl<R: Read> TextReader<R> {
             offsets: (0, 0),
             cut: None,
             lost: Vec::new(),
-            pool: Pool::default(),
             contexts: Contexts::default(),
         }
     }
@@ -701,13 +653,10 @@ impl<R: Read> TextReader<R> {
     /// Overwrites `ev` with the next event, reusing its strings;
     /// `Ok(false)` at the end.
     pub fn read_into(&mut self, ev: &mut Event) -> Result<bool, TextError> {
-        let mut pool = std::mem::take(&mut self.pool);
-        let more = self.fill(ev, &mut pool);
-        self.pool = pool;
-        more
+        self.fill(ev)
     }
 
-    fn fill(&mut self, ev: &mut Event, pool: &mut Pool) -> Result<bool, TextError> {
+    fn fill(&mut self, ev: &mut Event) -> Result<bool, TextError> {
         let Some((line, h)) = self.next_line()? else {
             return Ok(false);
         };
@@ -727,7 +676,7 @@ impl<R: Read> TextReader<R> {
         ev.tgid = h.tgid;
         ev.cpu = h.cpu;
         ev.ts_ns = h.ts_ns;
-        kind.store(&mut ev.kind, pool);
+        kind.store(&mut ev.kind);
         Ok(true)
     }
 }
@@ -1261,8 +1210,8 @@ mod tests {
                 let mut alone = TextReader::new(alone_text.as_bytes(), format);
                 let a = alone.next_event().map_err(|e| e.what);
                 // One event filled again and again, as a converter reads:
-                // its strings are overwritten in place or swapped for
-                // others of the pool when the kind changes.
+                // its strings are overwritten in place, or the kind
+                // replaced when it changes.
                 let w = whole
                     .read_into(&mut reused)
                     .map(|more| more.then(|| reused.clone()))

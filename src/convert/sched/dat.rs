@@ -12,10 +12,13 @@ use std::path::Path;
 pub(super) enum Events {
     Text(Box<integrador_sched::text::TextReader<crate::input::Reader>>),
     /// Text decoded on a thread of its own (crate::prefetch); at the end,
-    /// the cut line and the lost-event count it reported. Events are
-    /// boxed: each is swapped out of its batch as a pointer, not as its
-    /// 136 bytes.
-    Thread(Prefetch<Box<Event>, TextEnd>, TextEnd),
+    /// the cut line and the lost-event count it reported. Events lie in
+    /// their batch, their names inline: an event is a few cache lines in
+    /// a row, which the converter's core asks for ahead. (Boxed, with a
+    /// heap string per name, each event was seven or eight lines apart
+    /// that went from core to core and back: 1 GB of ftrace took 30%
+    /// longer.)
+    Thread(Prefetch<Event, TextEnd>, TextEnd),
     Dat(Box<TraceDat<crate::input::Reader>>),
 }
 
@@ -28,18 +31,18 @@ pub(super) type TextEnd = (Option<u64>, u64);
 pub(super) fn spawn_text(path: &Path, format: integrador_sched::Format) -> Events {
     let (p, q) = (path.to_path_buf(), path.to_path_buf());
     Events::Thread(
-        // 256 events a batch, not 2048: each holds up to five strings of
-        // its own, and the smaller batches stay in the caches between the
-        // cores (1 GB of ftrace: 4.0-5.6 s, median 4.8 s, against
-        // 4.6-5.7 s, median 5.2 s, six alternating pairs; 6.4-6.7 MiB
-        // RSS against 8.8-9.5 MiB).
+        // 256 events a batch, not 2048: the smaller batches stay in the
+        // caches between the cores (1 GB of ftrace: 4.0-5.6 s, median
+        // 4.8 s, against 4.6-5.7 s, median 5.2 s, six alternating pairs;
+        // 6.4-6.7 MiB RSS against 8.8-9.5 MiB). With names inline, 64
+        // were slower and 1024 no faster.
         Prefetch::spawn_batched(
             256,
             move || {
                 let f = crate::input::open_on_thread(&p).map_err(|e| Error::in_file(&p, e))?;
                 Ok(TextReader::new(f, format))
             },
-            move |r, slot: &mut Box<Event>| r.read_into(slot).map_err(|e| Error::in_file(&q, e)),
+            move |r, slot: &mut Event| r.read_into(slot).map_err(|e| Error::in_file(&q, e)),
             |r| Ok((r.cut, lost(&r.lost))),
         ),
         (None, 0),
@@ -56,7 +59,7 @@ impl Events {
     pub(super) fn next_into(&mut self, path: &Path, ev: &mut Box<Event>) -> Result<bool> {
         match self {
             Events::Text(r) => r.read_into(ev).map_err(|e| Error::in_file(path, e)),
-            Events::Thread(p, end) => p.swap_next(ev, end),
+            Events::Thread(p, end) => p.swap_next(&mut **ev, end),
             Events::Dat(d) => match d.next_event().map_err(|e| Error::in_file(path, e))? {
                 Some(e) => {
                     **ev = event(e);
@@ -125,29 +128,33 @@ pub(super) fn event(e: integrador_tracedat::Event) -> Event {
             next_comm,
             next_pid,
         } => Kind::Switch {
-            prev_comm,
+            prev_comm: prev_comm.into(),
             prev_pid,
-            prev_state: state_letters(prev_state),
-            next_comm,
+            prev_state: state_letters(prev_state).into(),
+            next_comm: next_comm.into(),
             next_pid,
         },
-        DatKind::Wakeup { event, comm, pid } => Kind::Wakeup { event, comm, pid },
+        DatKind::Wakeup { event, comm, pid } => Kind::Wakeup {
+            event: event.into(),
+            comm: comm.into(),
+            pid,
+        },
         DatKind::Fork {
             pid,
             child_comm,
             child_pid,
         } => Kind::Fork {
             pid,
-            child_comm,
+            child_comm: child_comm.into(),
             child_pid,
         },
         DatKind::Exit { pid } => Kind::Exit { pid },
-        DatKind::Print(t) => Kind::Marker(t),
-        DatKind::Other(n) => Kind::Other(n),
+        DatKind::Print(t) => Kind::Marker(t.into()),
+        DatKind::Other(n) => Kind::Other(n.into()),
     };
     Event {
         line: e.index,
-        comm: e.comm,
+        comm: e.comm.into(),
         pid: e.pid,
         tgid: None,
         cpu: e.cpu,

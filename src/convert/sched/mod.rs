@@ -18,7 +18,7 @@ use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
 use crate::timeline::Clock;
 use integrador_sched::switches::{Change, Cpus, Switch};
-use integrador_sched::text::{kernel_state, Event, Kind, TextReader};
+use integrador_sched::text::{kernel_state, Event, Kind, Name, TextReader};
 use integrador_sched::Format;
 // foldhash: rows, names and tasks are looked up per event.
 use foldhash::{HashMap, HashMapExt, HashSet};
@@ -155,7 +155,7 @@ pub struct SchedSource {
     exiting: HashSet<i32>,
     /// Each task's name as its events last gave it: a change (exec,
     /// pthread_setname_np) is shown as a point event on its row.
-    names: HashMap<i32, String>,
+    names: HashMap<i32, Name>,
     inferred: (u64, u64),
     /// Everything up to here (trace clock) was handed on.
     released: i64,
