@@ -1187,6 +1187,11 @@ mod tests {
             "  kworker/0:1-8  [001] d..2.  10.000016: sched_switch: prev_comm=kworker/0:1 prev_pid=8 prev_prio=120 prev_state=D ==> next_comm=bash next_pid=12 next_prio=120",
             "  bash-12  [001] d..2.  10.000017: sched_wakeup: comm=a b pid=7 prio=120 target_cpu=001",
             "  bash-12  [001] d..2.  10.000018: sched_wakeup_new: comm=c pid=9 prio=120 target_cpu=001",
+            // Names past the 24 bytes a `Name` holds inline, between short
+            // ones in the same fields: the heap and back.
+            "  a-thread-name-longer-than-24-12  [001] d..2.  10.000019: sched_switch: prev_comm=a-thread-name-longer-than-24 prev_pid=12 prev_prio=120 prev_state=S ==> next_comm=b next_pid=7 next_prio=120",
+            "  b-7  [001] d..2.  10.000020: sched_switch: prev_comm=b prev_pid=7 prev_prio=120 prev_state=R+ ==> next_comm=another-name-of-more-than-24-bytes next_pid=16 next_prio=120",
+            "  bash-12  [001] d..2.  10.000021: tracing_mark_write: a marker text of more than twenty-four bytes",
             "  bash-12  [001]",
             "  bash-12  [001] d..2.  10.000011: sched_process_exit: comm=bash pid=12 prio=120",
             "  bash-12  [0011] d..2.  10.000012: sched_process_exit: comm=bash pid=12 prio=120",
