@@ -653,10 +653,6 @@ impl<R: Read> TextReader<R> {
     /// Overwrites `ev` with the next event, reusing its strings;
     /// `Ok(false)` at the end.
     pub fn read_into(&mut self, ev: &mut Event) -> Result<bool, TextError> {
-        self.fill(ev)
-    }
-
-    fn fill(&mut self, ev: &mut Event) -> Result<bool, TextError> {
         let Some((line, h)) = self.next_line()? else {
             return Ok(false);
         };
