@@ -252,12 +252,7 @@ impl Timeline {
         if den <= 0 || num <= 0 {
             return None;
         }
-        let local = ClockMap::Linear {
-            lo: first.0,
-            lo_ref: first.1,
-            num,
-            den,
-        };
+        let local = ClockMap::linear(first.0, first.1, num, den);
         Some(self.lane_of(local, 0, clock))
     }
 

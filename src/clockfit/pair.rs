@@ -105,12 +105,12 @@ impl Line {
         if self.c == 0 && self.k == 0 {
             return crate::clock::ClockMap::Identity;
         }
-        crate::clock::ClockMap::Linear {
-            lo: self.x0,
-            lo_ref: self.x0.saturating_add(self.c),
-            num: K_ONE + self.k,
-            den: K_ONE,
-        }
+        crate::clock::ClockMap::linear(
+            self.x0,
+            self.x0.saturating_add(self.c),
+            K_ONE + self.k,
+            K_ONE,
+        )
     }
 }
 
