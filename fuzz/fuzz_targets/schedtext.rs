@@ -2,7 +2,8 @@
 //! first byte picks the format, as a user's --os-format would. Each event
 //! read in the trace must be the one its line gives read alone: the
 //! reader takes a line's context from an earlier line that starts alike,
-//! and stores each event into the last one's strings.
+//! and stores each event into the last one's strings. Read without the
+//! task names, the events are the same but for those names.
 #![no_main]
 
 use integrador_sched::text::TextReader;
@@ -24,9 +25,20 @@ fuzz_target!(|data: &[u8]| {
     }
     let lines: Vec<&[u8]> = rest.split(|&b| b == b'\n').collect();
     let mut r = TextReader::new(rest, format);
-    // One event filled again and again, as the converter reads.
+    // One event filled again and again, as the converter reads; and the
+    // same lines read as integrador's converter reads them, without the
+    // task names.
     let mut ev = integrador_sched::text::Event::default();
+    let mut lean = TextReader::new(rest, format).without_task_names();
+    let mut lean_ev = integrador_sched::text::Event::default();
     while let Ok(true) = r.read_into(&mut ev) {
+        assert!(matches!(lean.read_into(&mut lean_ev), Ok(true)));
+        let mut want = ev.clone();
+        want.comm.clear();
+        if let integrador_sched::text::Kind::Wakeup { comm, .. } = &mut want.kind {
+            comm.clear();
+        }
+        assert_eq!(lean_ev, want);
         let i = usize::try_from(ev.line).unwrap() - 1;
         let mut one = lines[i].to_vec();
         one.push(b'\n');

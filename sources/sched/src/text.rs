@@ -114,6 +114,8 @@ pub struct TextReader<R> {
     /// Losses the trace reports.
     pub lost: Lost,
     contexts: Contexts,
+    /// Whether events carry the context's comm and a wakeup's comm.
+    task_names: bool,
 }
 
 /// Contexts met before, by the line's text up to its CPU column's `]`: a
@@ -563,7 +565,19 @@ impl<R: Read> TextReader<R> {
             cut: None,
             lost: Vec::new(),
             contexts: Contexts::default(),
+            task_names: true,
         }
+    }
+
+    /// Without the context's comm ([`Event::comm`]) and a wakeup's woken
+    /// comm, which are left empty: for a caller that knows every task's
+    /// name from elsewhere (integrador's first pass) and reads neither.
+    /// Every other field is read as before, and lines are checked as
+    /// before. (Two copies of the four a switch line makes, and one of a
+    /// wakeup's three.)
+    pub fn without_task_names(mut self) -> TextReader<R> {
+        self.task_names = false;
+        self
     }
 
     /// Lines read so far (comments and the like included).
@@ -653,10 +667,11 @@ impl<R: Read> TextReader<R> {
     /// Overwrites `ev` with the next event, reusing its strings;
     /// `Ok(false)` at the end.
     pub fn read_into(&mut self, ev: &mut Event) -> Result<bool, TextError> {
+        let task_names = self.task_names;
         let Some((line, h)) = self.next_line()? else {
             return Ok(false);
         };
-        let kind = payload_kind(h.event, h.payload).ok_or_else(|| TextError {
+        let mut kind = payload_kind(h.event, h.payload).ok_or_else(|| TextError {
             line,
             what: format!(
                 "{} payload does not parse: `{}`",
@@ -667,7 +682,14 @@ impl<R: Read> TextReader<R> {
         // Field by field, strings into the event's own buffers: neither a
         // new `Event` nor new strings.
         ev.line = line;
-        set(&mut ev.comm, h.comm);
+        if task_names {
+            set(&mut ev.comm, h.comm);
+        } else {
+            ev.comm.clear();
+            if let Payload::Wakeup { comm, .. } = &mut kind {
+                *comm = "";
+            }
+        }
         ev.pid = h.pid;
         ev.tgid = h.tgid;
         ev.cpu = h.cpu;
@@ -1204,6 +1226,10 @@ mod tests {
             let text = lines.join("\n") + "\n";
             let mut whole = TextReader::new(text.as_bytes(), format);
             let mut reused = Event::default();
+            // The same lines read without the task names, into an event
+            // of their own: the same events but for those two names.
+            let mut lean = TextReader::new(text.as_bytes(), format).without_task_names();
+            let mut lean_ev = Event::default();
             let mut end = 0;
             for (i, l) in lines.iter().enumerate() {
                 end += l.len() + 1;
@@ -1217,16 +1243,29 @@ mod tests {
                     .read_into(&mut reused)
                     .map(|more| more.then(|| reused.clone()))
                     .map_err(|e| e.what);
+                let n = lean
+                    .read_into(&mut lean_ev)
+                    .map(|more| more.then(|| lean_ev.clone()))
+                    .map_err(|e| e.what);
                 match (a, w) {
                     (Ok(Some(mut a)), Ok(Some(w))) => {
                         a.line = i as u64 + 1;
                         assert_eq!(a, w, "{l}");
+                        a.comm.clear();
+                        if let Kind::Wakeup { comm, .. } = &mut a.kind {
+                            comm.clear();
+                        }
+                        assert_eq!(n, Ok(Some(a)), "{l}, without task names");
                     }
                     (Err(a), Err(w)) => {
                         assert_eq!(a, w, "{l}");
+                        assert_eq!(n, Err(a), "{l}, without task names");
                         // An error ends a reading: go on after the line.
-                        whole = TextReader::new(text.as_bytes().get(end..).unwrap(), format);
+                        let rest = text.as_bytes().get(end..).unwrap();
+                        whole = TextReader::new(rest, format);
                         whole.line = i as u64 + 1;
+                        lean = TextReader::new(rest, format).without_task_names();
+                        lean.line = i as u64 + 1;
                     }
                     (a, w) => panic!("{l}: alone {a:?}, in the trace {w:?}"),
                 }

@@ -40,7 +40,10 @@ pub(super) fn spawn_text(path: &Path, format: integrador_sched::Format) -> Event
             256,
             move || {
                 let f = crate::input::open_on_thread(&p).map_err(|e| Error::in_file(&p, e))?;
-                Ok(TextReader::new(f, format))
+                // Names come from pass 1 (scan.rs): the converter reads
+                // a switch's own names, never the context's comm nor a
+                // wakeup's.
+                Ok(TextReader::new(f, format).without_task_names())
             },
             move |r, slot: &mut Event| r.read_into(slot).map_err(|e| Error::in_file(&q, e)),
             |r| Ok((r.cut, lost(&r.lost))),

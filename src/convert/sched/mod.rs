@@ -200,7 +200,7 @@ impl SchedSource {
             }
             Input::Text(format) => {
                 let file = crate::input::open(path).map_err(|e| Error::in_file(path, e))?;
-                let r = TextReader::new(file, format);
+                let r = TextReader::new(file, format).without_task_names();
                 (
                     dat::Events::Text(Box::new(r)),
                     format,
