@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::model::{Event, Op};
 use crate::order::{MinQueue, Sorted};
 use crate::source::SourceStats;
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 /// A host's clock correction as the time path takes it: sources pass it
@@ -158,6 +159,12 @@ pub struct Timeline {
     express: Option<(Key, Op)>,
     /// The push count at which the bound may be computed again.
     recheck: u64,
+    /// The converter orders its one lane's events itself (passage.rs).
+    ordered: bool,
+    /// Ordered, and the first event handed on with nothing left queued:
+    /// each push is ready as pushed, in `through`.
+    passing: bool,
+    through: VecDeque<(i64, Op)>,
     /// Events not yet handed on. Shared lanes come in source order, which
     /// their offsets and clocks shift apart on the reference clock: lanes
     /// that map time alike share a queue, in order by itself, and the
@@ -202,6 +209,9 @@ impl Timeline {
             bounded_at: None,
             express: None,
             recheck: 0,
+            ordered: false,
+            passing: false,
+            through: VecDeque::new(),
             queues: Vec::new(),
             heads: MinQueue::default(),
             seq: 0,
@@ -402,6 +412,15 @@ impl Timeline {
         (local, mapped): (i64, Option<i64>),
         op: Op,
     ) -> Result<()> {
+        if self.passing {
+            return self.pass(lane, pos, (local, mapped), op);
+        }
+        if self.ordered && self.stats.events > 0 {
+            self.open_passage();
+            if self.passing {
+                return self.pass(lane, pos, (local, mapped), op);
+            }
+        }
         let merged = self.merged();
         let Some(l) = self.lanes.get_mut(lane.0 as usize) else {
             return Err(Error::input(format!(
@@ -548,6 +567,9 @@ impl Timeline {
     /// The earliest event nothing can precede any more.
     #[inline]
     pub fn pop_ready(&mut self) -> Option<(i64, Op)> {
+        if self.passing {
+            return self.through.pop_front();
+        }
         if let Some(e) = self.take_express() {
             return Some(e);
         }
@@ -604,6 +626,9 @@ impl Timeline {
     }
 
     fn drain_run(&mut self, out: &mut Vec<Event>, max: usize) {
+        if self.passing {
+            return self.drain_through(out, max);
+        }
         for _ in 0..max {
             let (time, op) = match self.take_express() {
                 Some(e) => e,
@@ -627,6 +652,9 @@ impl Timeline {
 
     /// At the end of the input: the earliest event left.
     pub fn pop_any(&mut self) -> Option<(i64, Op)> {
+        if self.passing {
+            return self.through.pop_front();
+        }
         if let Some(e) = self.take_express() {
             return Some(e);
         }
@@ -635,5 +663,6 @@ impl Timeline {
     }
 }
 
+mod passage;
 #[cfg(test)]
 mod tests;

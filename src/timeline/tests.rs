@@ -273,3 +273,108 @@ proptest::proptest! {
         proptest::prop_assert_eq!(unpacked(ka), a);
     }
 }
+
+/// Pushes `times` in order on one lane, taking what is ready after each
+/// push (by `pop_ready` or by runs, as `runs` says in turn); the events
+/// and, for each, how many pushes came before it was handed on.
+fn out_with_moments(mut t: Timeline, times: &[i64], runs: &[bool]) -> Vec<(i64, usize, usize)> {
+    let mut out = Vec::new();
+    let mut batch = Vec::new();
+    for (i, &time) in times.iter().enumerate() {
+        t.push(i as u64 + 1, time, op(i)).unwrap();
+        if runs[i % runs.len()] {
+            t.drain_ready(&mut batch, usize::MAX);
+            out.extend(batch.drain(..).map(|e| (e.time, index(&e.op), i + 1)));
+        }
+        while let Some((time, op)) = t.pop_ready() {
+            t.count_out(time);
+            out.push((time, index(&op), i + 1));
+        }
+    }
+    while let Some((time, op)) = t.pop_any() {
+        t.count_out(time);
+        out.push((time, index(&op), times.len()));
+    }
+    assert_eq!(t.stats.events, out.len() as u64);
+    out
+}
+
+proptest::proptest! {
+    /// A converter that orders its events itself gets them handed on in
+    /// the same order and at the same times (on a drifting clock too),
+    /// the first one at the same moment (it decides the rows created up
+    /// front); the later ones no later than the window would.
+    #[test]
+    fn ordered_events_pass_as_the_window_would_give_them(
+        steps in proptest::collection::vec(0i64..30, 0..80),
+        runs in proptest::collection::vec(proptest::bool::ANY, 1..5),
+        drift in proptest::bool::ANY,
+    ) {
+        let times: Vec<i64> = steps
+            .iter()
+            .scan(1_000i64, |t, s| {
+                *t += s;
+                Some(*t)
+            })
+            .collect();
+        let timeline = |ordered: bool| {
+            let mut t = Timeline::lanes(25, SourceStats::default());
+            if drift {
+                t.drifting_lane((1_000, 5_000), (2_000, 7_003), Clock::IDENTITY).unwrap();
+            } else {
+                t.lane(-7, Clock::IDENTITY);
+            }
+            if ordered {
+                t.ordered();
+            }
+            t
+        };
+        let plain = out_with_moments(timeline(false), &times, &runs);
+        let ordered = out_with_moments(timeline(true), &times, &runs);
+        let events = |v: &[(i64, usize, usize)]| v.iter().map(|&(t, i, _)| (t, i)).collect::<Vec<_>>();
+        proptest::prop_assert_eq!(events(&plain), events(&ordered));
+        proptest::prop_assert_eq!(plain.first().map(|e| e.2), ordered.first().map(|e| e.2));
+        for (p, o) in plain.iter().zip(&ordered) {
+            proptest::prop_assert!(o.2 <= p.2);
+        }
+    }
+}
+
+#[test]
+fn an_ordered_timeline_passes_pushes_through_and_refuses_a_step_back() {
+    let mut t = Timeline::new(1_000, SourceStats::default(), None);
+    t.ordered();
+    t.push(1, 10, op(0)).unwrap();
+    // The window holds the first event back...
+    assert!(t.pop_ready().is_none());
+    t.push(2, 2_000, op(1)).unwrap();
+    // Counted as the run counts what it takes.
+    let pop = |t: &mut Timeline| {
+        let (time, op) = t.pop_ready()?;
+        t.count_out(time);
+        Some((time, index(&op)))
+    };
+    assert_eq!(pop(&mut t), Some((10, 0)));
+    assert!(pop(&mut t).is_none());
+    // ...and closes once it is out: what was held is ready at the next
+    // push, and once it is out, pushes pass as they come.
+    t.push(3, 2_000, op(2)).unwrap();
+    assert!(!t.passing);
+    assert_eq!(pop(&mut t), Some((2_000, 1)));
+    assert_eq!(pop(&mut t), Some((2_000, 2)));
+    t.push(4, 2_500, op(3)).unwrap();
+    assert!(t.passing);
+    let mut out = Vec::new();
+    t.drain_ready(&mut out, usize::MAX);
+    assert_eq!(
+        out.iter().map(|e| index(&e.op)).collect::<Vec<_>>(),
+        vec![3]
+    );
+    assert_eq!(t.stats.events, 4);
+    let e = t.push(5, 2_499, op(4)).unwrap_err();
+    assert!(
+        e.message
+            .contains("line 5: internal: time goes back 1ns before line 4"),
+        "{e}"
+    );
+}

@@ -255,6 +255,9 @@ impl SchedSource {
         };
         let mut timeline = Timeline::lanes(window, stats);
         placement.anchor.lane(&mut timeline, clock);
+        // `release` hands on in time order: what would step back behind
+        // it is placed at it (`stage`).
+        timeline.ordered();
         Ok(Converted::new(source, timeline))
     }
 

@@ -1,0 +1,81 @@
+//! A timeline whose converter orders its events itself (a kernel trace
+//! stages its changes and hands them on in time order): past its first
+//! event, the window and the queue are work for nothing, and pushes pass
+//! straight through.
+
+use super::{Lane, Timeline};
+use crate::error::{Error, Result};
+use crate::model::{Event, Op};
+
+impl Timeline {
+    /// Tells that the converter pushes its events on one lane in
+    /// non-decreasing time, having put them in order itself. The window
+    /// still holds the first ones: what is registered before the first
+    /// event is written decides the rows created up front. Once an event
+    /// is handed on, the window closes and, the queue drained, each push
+    /// is ready as pushed. A push that steps back then is refused.
+    pub fn ordered(&mut self) {
+        self.ordered = true;
+    }
+
+    /// An ordered timeline whose first event is out: no window any more
+    /// (a push cannot step back), and once nothing is queued, pushes pass
+    /// straight through.
+    #[cold]
+    pub(super) fn open_passage(&mut self) {
+        if self.window != 0 {
+            self.window = 0;
+            self.bounded_at = None;
+        }
+        let queued = self.queues.iter().any(|q| !q.is_empty());
+        self.passing =
+            !self.independent && self.lanes.len() == 1 && !queued && self.express.is_none();
+    }
+
+    /// A push once [`Timeline::open_passage`] opened the way.
+    #[inline]
+    pub(super) fn pass(
+        &mut self,
+        lane: Lane,
+        pos: u64,
+        (local, mapped): (i64, Option<i64>),
+        op: Op,
+    ) -> Result<()> {
+        let Some(l) = self.lanes.get(lane.0 as usize) else {
+            return Err(Error::input(format!(
+                "{}: internal: event on an undeclared lane",
+                self.stats.path.display()
+            )));
+        };
+        if local < self.max {
+            let unit = self.unit;
+            return Err(Error::in_file(
+                &self.stats.path,
+                format!(
+                    "{unit} {pos}: internal: time goes back {} before {unit} {}, in a source that orders its events",
+                    crate::time::format_duration(self.max - local),
+                    self.max_pos,
+                ),
+            ));
+        }
+        self.max = local;
+        self.max_pos = pos;
+        let time = mapped.unwrap_or_else(|| l.map(local));
+        self.through.push_back((time, op));
+        Ok(())
+    }
+
+    /// [`Timeline::drain_run`] once the way is open: what passed, counted.
+    pub(super) fn drain_through(&mut self, out: &mut Vec<Event>, max: usize) {
+        let n = max.min(self.through.len());
+        for (time, op) in self.through.drain(..n) {
+            // count_out, apart from the borrow of `through`.
+            self.stats.events += 1;
+            self.stats.span = Some(match self.stats.span {
+                None => (time, time),
+                Some((a, b)) => (a.min(time), b.max(time)),
+            });
+            out.push(Event { time, op });
+        }
+    }
+}
