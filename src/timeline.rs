@@ -413,20 +413,17 @@ impl Timeline {
         op: Op,
     ) -> Result<()> {
         if self.passing {
-            return self.pass(lane, pos, (local, mapped), op);
+            return self.pass((lane, pos), (local, mapped), op);
         }
         if self.ordered && self.stats.events > 0 {
             self.open_passage();
             if self.passing {
-                return self.pass(lane, pos, (local, mapped), op);
+                return self.pass((lane, pos), (local, mapped), op);
             }
         }
         let merged = self.merged();
         let Some(l) = self.lanes.get_mut(lane.0 as usize) else {
-            return Err(Error::input(format!(
-                "{}: internal: event on an undeclared lane",
-                self.stats.path.display()
-            )));
+            return Err(self.undeclared());
         };
         let (max, max_pos) = if self.independent {
             (&mut l.max, &mut l.max_pos)
@@ -481,6 +478,15 @@ impl Timeline {
             self.heads.push(packed(key), l.queue);
         }
         Ok(())
+    }
+
+    /// A push on a lane never declared: a converter's bug.
+    #[cold]
+    fn undeclared(&self) -> Error {
+        Error::input(format!(
+            "{}: internal: event on an undeclared lane",
+            self.stats.path.display()
+        ))
     }
 
     /// Whether the queues are merged (there are several).

@@ -36,16 +36,13 @@ impl Timeline {
     #[inline]
     pub(super) fn pass(
         &mut self,
-        lane: Lane,
-        pos: u64,
-        (local, mapped): (i64, Option<i64>),
+        (lane, pos): (Lane, u64),
+        at: (i64, Option<i64>),
         op: Op,
     ) -> Result<()> {
+        let (local, mapped) = at;
         let Some(l) = self.lanes.get(lane.0 as usize) else {
-            return Err(Error::input(format!(
-                "{}: internal: event on an undeclared lane",
-                self.stats.path.display()
-            )));
+            return Err(self.undeclared());
         };
         if local < self.max {
             let unit = self.unit;
