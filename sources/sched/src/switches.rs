@@ -60,10 +60,63 @@ struct Task {
     running_on: Option<u32>,
 }
 
+/// The CPUs by number: a machine's (below [`CpuTable::DENSE`]) by
+/// index, any other (a hostile trace's) in a map. Every event looks up
+/// its CPU two or three times: an index, not a hash.
+#[derive(Debug, Default)]
+struct CpuTable {
+    dense: Vec<Option<Cpu>>,
+    sparse: HashMap<u32, Cpu>,
+}
+
+impl CpuTable {
+    const DENSE: u32 = 4096;
+
+    #[inline]
+    fn get(&self, cpu: u32) -> Option<&Cpu> {
+        match self.dense.get(cpu as usize) {
+            Some(c) => c.as_ref(),
+            None if cpu < Self::DENSE => None,
+            None => self.sparse.get(&cpu),
+        }
+    }
+
+    #[inline]
+    fn get_mut(&mut self, cpu: u32) -> Option<&mut Cpu> {
+        match self.dense.get_mut(cpu as usize) {
+            Some(c) => c.as_mut(),
+            None if cpu < Self::DENSE => None,
+            None => self.sparse.get_mut(&cpu),
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, cpu: u32, c: Cpu) {
+        if cpu >= Self::DENSE {
+            self.sparse.insert(cpu, c);
+            return;
+        }
+        if self.dense.len() <= cpu as usize {
+            self.dense.resize(cpu as usize + 1, None);
+        }
+        if let Some(slot) = self.dense.get_mut(cpu as usize) {
+            *slot = Some(c);
+        }
+    }
+
+    /// Every known CPU with its state.
+    fn iter(&self) -> impl Iterator<Item = (u32, &Cpu)> {
+        let dense = (0u32..)
+            .zip(&self.dense)
+            .filter_map(|(i, c)| Some((i, c.as_ref()?)));
+        dense.chain(self.sparse.iter().map(|(&i, c)| (i, c)))
+    }
+}
+
 /// The CPUs' state while a trace is read.
 #[derive(Debug, Default)]
 pub struct Cpus {
-    cpus: HashMap<u32, Cpu>,
+    cpus: CpuTable,
     tasks: HashMap<i32, Task>,
     /// The least of the CPUs' `seen` and its CPU, when known: asked after
     /// every event, it is found again only when that CPU moves on (a
@@ -80,7 +133,7 @@ impl Cpus {
     /// No switch reported after now can be earlier than this.
     pub fn watermark(&mut self) -> Option<i64> {
         if self.low.is_none() {
-            self.low = self.cpus.iter().map(|(&c, u)| (u.seen, c)).min();
+            self.low = self.cpus.iter().map(|(c, u)| (u.seen, c)).min();
         }
         self.low.map(|(t, _)| t)
     }
@@ -127,7 +180,7 @@ impl Cpus {
             let task = self.tasks.entry(pid).or_default();
             let other = task.running_on.replace(cpu).filter(|&o| o != cpu);
             if let Some(other) = other {
-                if let Some(o) = self.cpus.get_mut(&other) {
+                if let Some(o) = self.cpus.get_mut(other) {
                     let (at, was) = (o.seen, o.cur);
                     o.cur = 0;
                     // (`was` is `pid`: a task runs where the last switch
@@ -155,7 +208,7 @@ impl Cpus {
             Kind::Switch { prev_pid, .. } => *prev_pid,
             _ => ev.pid,
         };
-        let known = self.cpus.get(&cpu).copied();
+        let known = self.cpus.get(cpu).copied();
         if let Some(c) = known.filter(|c| c.cur != ctx) {
             let t_out = c.seen;
             self.leave(cpu, c.cur, t_out, (true, false), out);
@@ -172,7 +225,7 @@ impl Cpus {
         }
         match &ev.kind {
             Kind::Switch { next_pid, .. } => {
-                if let Some(c) = self.cpus.get(&cpu).copied() {
+                if let Some(c) = self.cpus.get(cpu).copied() {
                     self.leave(cpu, c.cur, ts, (false, true), out);
                 }
                 self.enter(cpu, *next_pid, ts, false, out);
@@ -183,7 +236,7 @@ impl Cpus {
                         self.tasks.entry(*pid).or_default().last_wake = Some(ts);
                     }
                 }
-                if let Some(c) = self.cpus.get_mut(&cpu) {
+                if let Some(c) = self.cpus.get_mut(cpu) {
                     c.seen = ts;
                     self.moved(cpu, ts);
                 }
@@ -363,7 +416,11 @@ mod tests {
                 let ev = Event {
                     line,
                     pid,
-                    cpu: pick(56, 3) as u32,
+                    // Three CPUs by index, one beyond them (in the map).
+                    cpu: match pick(56, 4) {
+                        3 => super::CpuTable::DENSE + 904,
+                        n => n as u32,
+                    },
                     ts_ns: t,
                     kind,
                     ..Event::default()
@@ -390,15 +447,19 @@ mod tests {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            let cpu = ((x >> 33) % 9) as u32;
+            // A few CPUs by index, a few beyond, in the map.
+            let cpu = match ((x >> 33) % 9) as u32 {
+                n @ 0..6 => n,
+                n => super::CpuTable::DENSE - 7 + n * 3,
+            };
             let t = ((x >> 20) % 50) as i64 - 5;
-            c.cpus
-                .entry(cpu)
-                .or_insert(super::Cpu { cur: 0, seen: t })
-                .seen = t;
+            match c.cpus.get_mut(cpu) {
+                Some(u) => u.seen = t,
+                None => c.cpus.insert(cpu, super::Cpu { cur: 0, seen: t }),
+            }
             c.moved(cpu, t);
             if (x >> 60) % 2 == 0 {
-                let want = c.cpus.values().map(|u| u.seen).min();
+                let want = c.cpus.iter().map(|(_, u)| u.seen).min();
                 assert_eq!(c.watermark(), want);
             }
         }
