@@ -15,6 +15,8 @@ use crate::text::{Event, Kind};
 // foldhash: every event looks up its CPU and tasks here (SipHash was a
 // tenth of the converter's time).
 use foldhash::HashMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// On or off a CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +69,8 @@ struct Task {
 struct CpuTable {
     dense: Vec<Option<Cpu>>,
     sparse: HashMap<u32, Cpu>,
+    /// How many CPUs are known.
+    len: usize,
 }
 
 impl CpuTable {
@@ -90,18 +94,23 @@ impl CpuTable {
         }
     }
 
+    /// Sets `cpu`'s state; its `seen` before, if it was known.
     #[inline]
-    fn insert(&mut self, cpu: u32, c: Cpu) {
-        if cpu >= Self::DENSE {
-            self.sparse.insert(cpu, c);
-            return;
+    fn insert(&mut self, cpu: u32, c: Cpu) -> Option<i64> {
+        let old = if cpu >= Self::DENSE {
+            self.sparse.insert(cpu, c)
+        } else {
+            if self.dense.len() <= cpu as usize {
+                self.dense.resize(cpu as usize + 1, None);
+            }
+            self.dense
+                .get_mut(cpu as usize)
+                .and_then(|slot| slot.replace(c))
+        };
+        if old.is_none() {
+            self.len += 1;
         }
-        if self.dense.len() <= cpu as usize {
-            self.dense.resize(cpu as usize + 1, None);
-        }
-        if let Some(slot) = self.dense.get_mut(cpu as usize) {
-            *slot = Some(c);
-        }
+        old.map(|o| o.seen)
     }
 
     /// Every known CPU with its state.
@@ -122,6 +131,12 @@ pub struct Cpus {
     /// every event, it is found again only when that CPU moves on (a
     /// machine with many CPUs would look at each of them every event).
     low: Option<(i64, u32)>,
+    /// Where `low` is found again: every CPU with an entry at or before
+    /// its `seen` (a CPU that moves on is not pushed again: its entry is
+    /// brought up to date when it comes to the top). Looking at every
+    /// CPU instead made a trace whose events go round many CPUs take
+    /// time by the square of its length.
+    floors: BinaryHeap<Reverse<(i64, u32)>>,
 }
 
 impl Cpus {
@@ -133,9 +148,54 @@ impl Cpus {
     /// No switch reported after now can be earlier than this.
     pub fn watermark(&mut self) -> Option<i64> {
         if self.low.is_none() {
-            self.low = self.cpus.iter().map(|(c, u)| (u.seen, c)).min();
+            self.low = self.least();
         }
         self.low.map(|(t, _)| t)
+    }
+
+    /// The least (`seen`, CPU) of all CPUs: a machine's few looked at
+    /// one by one (cheaper than the heap's upkeep), more from `floors`.
+    fn least(&mut self) -> Option<(i64, u32)> {
+        if self.cpus.len <= 64 {
+            return self.cpus.iter().map(|(c, u)| (u.seen, c)).min();
+        }
+        while let Some(mut top) = self.floors.peek_mut() {
+            let Reverse((t, c)) = *top;
+            match self.cpus.get(c).map(|u| u.seen) {
+                Some(seen) if seen == t => return Some((t, c)),
+                // Moved on since: brought up to date.
+                Some(seen) if seen > t => *top = Reverse((seen, c)),
+                // Moved back since (pushed again then), or unknown.
+                _ => {
+                    std::collections::binary_heap::PeekMut::pop(top);
+                }
+            }
+        }
+        None
+    }
+
+    /// `cpu`, seen at `old` before (if known), is seen at `t` now.
+    #[inline]
+    fn seen(&mut self, cpu: u32, old: Option<i64>, t: i64) {
+        if old.is_none_or(|o| t < o) {
+            self.floor(cpu, t);
+        }
+        self.moved(cpu, t);
+    }
+
+    /// A CPU new or seen earlier than before: an entry of its own.
+    #[cold]
+    fn floor(&mut self, cpu: u32, t: i64) {
+        self.floors.push(Reverse((t, cpu)));
+        // Pushed back and back again (a trace whose times step back):
+        // made again from the CPUs, so that it stays their size.
+        if self.floors.len() > 2 * self.cpus.len + 64 {
+            self.floors = self
+                .cpus
+                .iter()
+                .map(|(c, u)| Reverse((u.seen, c)))
+                .collect();
+        }
     }
 
     /// The least moved when `cpu` is seen at `t`.
@@ -197,8 +257,8 @@ impl Cpus {
                 recorded_out: false,
             });
         }
-        self.cpus.insert(cpu, Cpu { cur: pid, seen: t });
-        self.moved(cpu, t);
+        let old = self.cpus.insert(cpu, Cpu { cur: pid, seen: t });
+        self.seen(cpu, old, t);
     }
 
     /// Feeds one event (in file order); appends the switches it implies.
@@ -237,8 +297,8 @@ impl Cpus {
                     }
                 }
                 if let Some(c) = self.cpus.get_mut(cpu) {
-                    c.seen = ts;
-                    self.moved(cpu, ts);
+                    let old = std::mem::replace(&mut c.seen, ts);
+                    self.seen(cpu, Some(old), ts);
                 }
             }
         }
@@ -436,32 +496,47 @@ mod tests {
     }
 
     /// The kept least is always the least of the CPUs' times, whatever
-    /// order they move in (times up, times back, ties, new CPUs).
+    /// order they move in (times up, times back, ties, new CPUs): on a
+    /// few CPUs (looked at one by one) and on many (kept in a heap), by
+    /// index and in the map, at random and in turn.
     #[test]
     fn the_watermark_is_the_least_cpu_time() {
-        let mut c = Cpus::new();
-        assert_eq!(c.watermark(), None);
-        let mut x: u64 = 12345;
-        for _ in 0..20_000 {
-            // A small linear congruential sequence: deterministic.
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            // A few CPUs by index, a few beyond, in the map.
-            let cpu = match ((x >> 33) % 9) as u32 {
-                n @ 0..6 => n,
-                n => super::CpuTable::DENSE - 7 + n * 3,
-            };
-            let t = ((x >> 20) % 50) as i64 - 5;
-            match c.cpus.get_mut(cpu) {
-                Some(u) => u.seen = t,
-                None => c.cpus.insert(cpu, super::Cpu { cur: 0, seen: t }),
+        for (n, in_turn) in [(9u64, false), (300, false), (300, true)] {
+            let mut c = Cpus::new();
+            assert_eq!(c.watermark(), None);
+            let mut x: u64 = 12345;
+            for i in 0..20_000u64 {
+                // A small linear congruential sequence: deterministic.
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                // Two thirds by index, the rest beyond, in the map.
+                let k = if in_turn { i % n } else { (x >> 33) % n };
+                let cpu = match k {
+                    k if k < n * 2 / 3 => k as u32,
+                    k => super::CpuTable::DENSE - 7 + k as u32 * 3,
+                };
+                // In turn, times go up (each CPU seen again is the least,
+                // the case a scan of every CPU made quadratic), now and
+                // then stepping back up to twice round the CPUs.
+                let t = if in_turn {
+                    let back = if (x >> 40) % 8 == 0 {
+                        (x >> 44) % 600
+                    } else {
+                        0
+                    };
+                    i as i64 - back as i64
+                } else {
+                    ((x >> 20) % 50) as i64 - 5
+                };
+                let old = c.cpus.insert(cpu, super::Cpu { cur: 0, seen: t });
+                c.seen(cpu, old, t);
+                if (x >> 60) % 2 == 0 {
+                    let want = c.cpus.iter().map(|(_, u)| u.seen).min();
+                    assert_eq!(c.watermark(), want, "{n} CPUs, event {i}");
+                }
             }
-            c.moved(cpu, t);
-            if (x >> 60) % 2 == 0 {
-                let want = c.cpus.iter().map(|(_, u)| u.seen).min();
-                assert_eq!(c.watermark(), want);
-            }
+            assert!(c.floors.len() <= 2 * c.cpus.len + 64);
         }
     }
 }
