@@ -2,7 +2,8 @@
 # Time and peak memory of a release build on inputs made to be large in
 # one dimension (issue 12): a million distinct hosts in a `.traced`, a
 # million metrics in one gmond XML snapshot, a million hosts in a sync
-# file, 30,000 `[clusters]` entries, and /dev/zero under each text option.
+# file, 30,000 `[clusters]` entries, kernel switches going round 50,000
+# CPUs, and /dev/zero under each text option.
 # Not a test: it prints figures.
 #
 #   benches/hostile.sh [DIR]      default $TMPDIR
@@ -18,6 +19,9 @@ awk 'BEGIN{for(i=0;i<1000000;i++){printf "%d ref 1094221332%06d h%07d 1094222792
 awk 'BEGIN{for(i=0;i<10000000;i++){h=i%4; printf "ref %d n%d %d\n", 1094221332000000+i*10+i%7, h, 1094222792000000+i*10+h*3+i%5}}' > "$dir/sync10m"
 (cat hierarchies/ganglia.toml; echo "[clusters]"; awk 'BEGIN{for(i=0;i<30000;i++) printf "c%05d = [\"h%07d\"]\n", i, i}') > "$dir/clusters30k.toml"
 head -30001 "$dir/hosts1m.traced" > "$dir/hosts30k.traced"
+# Switches going round 50,000 CPUs in turn: each one's CPU is the one
+# seen longest ago, the least time the converter keeps.
+awk 'BEGIN{print "# tracer: nop"; for(i=0;i<400000;i++){p=i%300+1; printf " task-%d   [%03d] d..2. %d.%06d: sched_switch: prev_comm=task prev_pid=%d prev_prio=120 prev_state=S ==> next_comm=t2 next_pid=%d next_prio=120\n", p, i%50000, 100+int(i/1000000), i%1000000, p, p+1}}' > "$dir/cpus50k.txt"
 
 measure() { # label, args...
     local label=$1; shift
@@ -28,8 +32,9 @@ measure "1M metrics (gmond XML)" -ganglia "$dir/metrics1m.xml"
 measure "1M sync hosts" -ganglia examples/grid/domain-a.traced -sync "$dir/sync1m"
 measure "10M-line sync file, 4 hosts" -ganglia examples/grid/domain-a.traced -sync "$dir/sync10m"
 measure "30k [clusters] entries" -hierarchy "$dir/clusters30k.toml" -ganglia "$dir/hosts30k.traced"
+measure "kernel switches round 50k CPUs" -os "$dir/cpus50k.txt" --os-host h
 for opt in -ganglia -os -mpi -deck; do
     # exit 1 is the expected answer: the figure is the time and memory.
     /usr/bin/time -f "/dev/zero under $opt: %e s, peak RSS %M KiB" "$bin" -q $opt /dev/zero -o "$dir/hostile.paje" 2>&1 | tail -1 || true
 done
-rm -f "$dir/hosts1m.traced" "$dir/metrics1m.xml" "$dir/sync1m" "$dir/sync10m" "$dir/clusters30k.toml" "$dir/hosts30k.traced"
+rm -f "$dir/hosts1m.traced" "$dir/metrics1m.xml" "$dir/sync1m" "$dir/sync10m" "$dir/clusters30k.toml" "$dir/hosts30k.traced" "$dir/cpus50k.txt"
