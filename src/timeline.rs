@@ -457,6 +457,22 @@ impl Timeline {
             *max = local;
             *max_pos = pos;
         }
+        // A lane told its next record's time (`expect`) has had what
+        // maps up to it, less the window, handed on: a push further back
+        // would come out after later events. (A record that gives no
+        // event, then the file stepping back past it.)
+        if self.independent && l.next.saturating_sub(local) > self.window {
+            let unit = self.unit;
+            let path = l.path.as_deref().unwrap_or(&self.stats.path);
+            return Err(Error::in_file(
+                path,
+                format!(
+                    "{unit} {pos}: time goes back {} before a record read earlier in this file, more than the reorder window of {} (--reorder-window)",
+                    crate::time::format_duration(l.next - local),
+                    crate::time::format_duration(self.window),
+                ),
+            ));
+        }
         let key = (mapped.unwrap_or_else(|| l.map(local)), self.seq);
         self.seq += 1;
         let Some(q) = self.queues.get_mut(l.queue as usize) else {

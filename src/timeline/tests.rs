@@ -378,3 +378,25 @@ fn an_ordered_timeline_passes_pushes_through_and_refuses_a_step_back() {
         "{e}"
     );
 }
+
+#[test]
+fn a_push_behind_a_lanes_expected_record_is_refused() {
+    // Lane a's next record is far ahead (a record that gives no event),
+    // so b's events up to there are handed on; a's next push, back
+    // before them, would come out after them.
+    let mut t = Timeline::lanes(10, SourceStats::default()).independent();
+    let a = t.lane(0, Clock::IDENTITY);
+    let b = t.lane(0, Clock::IDENTITY);
+    t.expect(a, 1_000);
+    t.push_on(b, 1, 500, op(0)).unwrap();
+    t.expect(b, 2_000);
+    assert_eq!(t.pop_ready().map(|(time, _)| time), Some(500));
+    let e = t.push_on(a, 2, 600, op(1)).unwrap_err();
+    assert!(
+        e.message
+            .contains("line 2: time goes back 400ns before a record read earlier in this file"),
+        "{e}"
+    );
+    // Within the window of it: taken.
+    t.push_on(a, 3, 995, op(2)).unwrap();
+}
