@@ -33,11 +33,17 @@ fn one(window: i64, times: &[i64]) -> Result<Vec<(i64, usize)>> {
     run(&mut t, &pushes)
 }
 
-#[test]
-fn lanes_read_in_order_release_at_once_and_refuse_a_step_back() {
-    let mut t = Timeline::lanes(1_000, SourceStats::default()).independent();
+/// A timeline of two independent lanes on the reference clock.
+fn two_lanes(window: i64) -> (Timeline, Lane, Lane) {
+    let mut t = Timeline::lanes(window, SourceStats::default()).independent();
     let a = t.lane(0, Clock::IDENTITY);
     let b = t.lane(0, Clock::IDENTITY);
+    (t, a, b)
+}
+
+#[test]
+fn lanes_read_in_order_release_at_once_and_refuse_a_step_back() {
+    let (mut t, a, b) = two_lanes(1_000);
     t.expect(a, 10);
     t.expect(b, 20);
     t.push_on(a, 1, 10, op(0)).unwrap();
@@ -59,9 +65,7 @@ fn lanes_read_in_order_release_at_once_and_refuse_a_step_back() {
 
 #[test]
 fn a_ready_event_waits_behind_an_earlier_one_queued() {
-    let mut t = Timeline::lanes(1_000, SourceStats::default()).independent();
-    let a = t.lane(0, Clock::IDENTITY);
-    let b = t.lane(0, Clock::IDENTITY);
+    let (mut t, a, b) = two_lanes(1_000);
     t.in_order();
     t.expect(a, 10);
     t.expect(b, 14);
@@ -384,9 +388,7 @@ fn a_push_behind_a_lanes_expected_record_is_refused() {
     // Lane a's next record is far ahead (a record that gives no event),
     // so b's events up to there are handed on; a's next push, back
     // before them, would come out after them.
-    let mut t = Timeline::lanes(10, SourceStats::default()).independent();
-    let a = t.lane(0, Clock::IDENTITY);
-    let b = t.lane(0, Clock::IDENTITY);
+    let (mut t, a, b) = two_lanes(10);
     t.expect(a, 1_000);
     t.push_on(b, 1, 500, op(0)).unwrap();
     t.expect(b, 2_000);
