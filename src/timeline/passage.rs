@@ -64,15 +64,13 @@ impl Timeline {
 
     /// [`Timeline::drain_run`] once the way is open: what passed, counted.
     pub(super) fn drain_through(&mut self, out: &mut Vec<Event>, max: usize) {
-        let n = max.min(self.through.len());
-        for (time, op) in self.through.drain(..n) {
-            // count_out, apart from the borrow of `through`.
-            self.stats.events += 1;
-            self.stats.span = Some(match self.stats.span {
-                None => (time, time),
-                Some((a, b)) => (a.min(time), b.max(time)),
-            });
+        // Taken out for the loop, which counts on `self`.
+        let mut through = std::mem::take(&mut self.through);
+        let n = max.min(through.len());
+        for (time, op) in through.drain(..n) {
+            self.count_out(time);
             out.push(Event { time, op });
         }
+        self.through = through;
     }
 }

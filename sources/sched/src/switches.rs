@@ -69,8 +69,9 @@ struct Task {
 struct CpuTable {
     dense: Vec<Option<Cpu>>,
     sparse: HashMap<u32, Cpu>,
-    /// How many CPUs are known.
-    len: usize,
+    /// The CPUs known, in the order met: what is looked at when all are
+    /// (a trace of CPUs 4000 and 4001 has two, not 4002 slots).
+    known: Vec<u32>,
 }
 
 impl CpuTable {
@@ -108,17 +109,19 @@ impl CpuTable {
                 .and_then(|slot| slot.replace(c))
         };
         if old.is_none() {
-            self.len += 1;
+            self.known.push(cpu);
         }
         old.map(|o| o.seen)
     }
 
+    /// How many CPUs are known.
+    fn len(&self) -> usize {
+        self.known.len()
+    }
+
     /// Every known CPU with its state.
     fn iter(&self) -> impl Iterator<Item = (u32, &Cpu)> {
-        let dense = (0u32..)
-            .zip(&self.dense)
-            .filter_map(|(i, c)| Some((i, c.as_ref()?)));
-        dense.chain(self.sparse.iter().map(|(&i, c)| (i, c)))
+        self.known.iter().filter_map(|&c| Some((c, self.get(c)?)))
     }
 }
 
@@ -156,7 +159,7 @@ impl Cpus {
     /// The least (`seen`, CPU) of all CPUs: a machine's few looked at
     /// one by one (cheaper than the heap's upkeep), more from `floors`.
     fn least(&mut self) -> Option<(i64, u32)> {
-        if self.cpus.len <= 64 {
+        if self.cpus.len() <= 64 {
             return self.cpus.iter().map(|(c, u)| (u.seen, c)).min();
         }
         while let Some(mut top) = self.floors.peek_mut() {
@@ -189,7 +192,7 @@ impl Cpus {
         self.floors.push(Reverse((t, cpu)));
         // Pushed back and back again (a trace whose times step back):
         // made again from the CPUs, so that it stays their size.
-        if self.floors.len() > 2 * self.cpus.len + 64 {
+        if self.floors.len() > 2 * self.cpus.len() + 64 {
             self.floors = self
                 .cpus
                 .iter()
@@ -536,7 +539,7 @@ mod tests {
                     assert_eq!(c.watermark(), want, "{n} CPUs, event {i}");
                 }
             }
-            assert!(c.floors.len() <= 2 * c.cpus.len + 64);
+            assert!(c.floors.len() <= 2 * c.cpus.len() + 64);
         }
     }
 }
