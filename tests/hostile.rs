@@ -119,6 +119,16 @@ fn endless_input_under_every_text_option_is_bounded() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("longer than"));
     assert!(rss.is_none_or(|kb| kb < 64 * 1024), "{rss:?}");
+    // pj_dump joins a line ending in an opening quote to the next one; a
+    // trace where every line closes a string and opens another is one
+    // endless line to it. The checker's line bound holds across the joins.
+    let chain = d.path().join("chain.paje");
+    fs::write(&chain, format!("a \"\n{}", "\" \"\n".repeat(600_000))).unwrap();
+    let (o, rss) = bounded(&["check", s(&chain)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(report.contains("joins the lines after it past"), "{report}");
+    assert!(rss.is_none_or(|kb| kb < 64 * 1024), "{rss:?}");
 }
 
 /// A recording cut in the middle of its last line: the line is left out

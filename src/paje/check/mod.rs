@@ -12,11 +12,13 @@
 //! each (container, type) is kept, which is all pj_dump's order check reads.
 
 mod replay;
+mod words;
 
 use super::{EventKind, Field, FIELD_TYPES};
 use replay::{ContainerInfo, Fields, Nature, TypeInfo};
 use std::collections::HashMap;
 use std::io::BufRead;
+use words::Words;
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,22 +150,44 @@ struct Checker {
 pub fn check<R: BufRead>(mut input: R) -> std::io::Result<Report> {
     let mut c = Checker::new();
     let mut buf = Vec::with_capacity(256);
-    loop {
-        match integrador_lines::read_line(&mut input, &mut buf, integrador_lines::MAX_LINE) {
+    let mut more = Vec::new();
+    let max = integrador_lines::MAX_LINE;
+    'lines: loop {
+        match integrador_lines::read_line(&mut input, &mut buf, max) {
             Ok(Some(_)) => {}
             Ok(None) => break,
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                // Deliberately stricter than pj_dump, which would read on:
-                // a trace line of a megabyte is no trace a tool wrote.
-                c.report.lines += 1;
-                let line = c.report.lines;
-                c.error(line, e.to_string());
+            Err(e) => {
+                c.too_long(e)?;
                 break;
             }
-            Err(e) => return Err(e),
         }
         c.report.lines += 1;
         let line = c.report.lines;
+        let mut words = Words::default();
+        // A line whose last quote swallowed its newline goes on with the
+        // next one, within the same bound.
+        while !words.scan(&buf) {
+            match integrador_lines::read_line(&mut input, &mut more, max) {
+                Ok(Some(_)) if buf.len() + more.len() > max => {
+                    c.report.lines += 1;
+                    let at = c.report.lines;
+                    c.error(at, format!("a quote at the end of line {line} joins the lines after it past {max} bytes: pj_dump would read them as one line"));
+                    break 'lines;
+                }
+                Ok(Some(_)) => {
+                    c.report.lines += 1;
+                    buf.extend_from_slice(&more);
+                }
+                Ok(None) => {
+                    words.finish(buf.len());
+                    break;
+                }
+                Err(e) => {
+                    c.too_long(e)?;
+                    break 'lines;
+                }
+            }
+        }
         if let Some(at) = buf.iter().position(|&b| b == 0) {
             // pj_dump 1.3.6 loops forever or aborts on any NUL byte.
             c.error(
@@ -175,66 +199,10 @@ pub fn check<R: BufRead>(mut input: R) -> std::io::Result<Report> {
             );
             continue;
         }
-        c.line(line, &buf);
+        c.line(line, &buf, &words);
     }
     c.finish();
     Ok(c.report)
-}
-
-/// PajeNG 1.3.6 `break_line`: whitespace-separated words, `"` starts a
-/// string only at a word start, `#` outside a string ends the line, at most
-/// 20 words. Quirk kept: the character right after an opening quote is
-/// never examined, so `""` opens a string that runs to the next quote.
-fn tokenize<'a>(line: &'a [u8]) -> (Vec<&'a [u8]>, usize, bool) {
-    let mut words: Vec<&[u8]> = Vec::new();
-    let mut dropped = 0;
-    let mut comment = false;
-    let mut n = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
-    let mut push = |w: &'a [u8]| {
-        if words.len() < 20 {
-            words.push(w);
-        } else {
-            dropped += 1;
-        }
-    };
-    let (mut i, mut start) = (0, 0);
-    let (mut in_word, mut in_string) = (false, false);
-    while i < n {
-        let c = line.get(i).copied().unwrap_or(b'\n');
-        if in_string {
-            if c == b'"' {
-                push(line.get(start..i).unwrap_or(b""));
-                in_string = false;
-            }
-            i += 1;
-            continue;
-        }
-        if c == b'#' {
-            // The comment ends the word it interrupts, too.
-            comment = true;
-            n = i;
-            break;
-        }
-        let space = c.is_ascii_whitespace() || c == 0x0b;
-        if in_word && space {
-            push(line.get(start..i).unwrap_or(b""));
-            in_word = false;
-        } else if !in_word && !space {
-            if c == b'"' {
-                in_string = true;
-                start = i + 1;
-                i += 2;
-                continue;
-            }
-            in_word = true;
-            start = i;
-        }
-        i += 1;
-    }
-    if in_word || in_string {
-        push(line.get(start..n.max(start)).unwrap_or(b""));
-    }
-    (words, dropped, comment)
 }
 
 /// boost::spirit `double_` on a prefix, as pj_dump reads times and values:
@@ -285,9 +253,24 @@ impl Checker {
         self.report.add(line, Severity::Warning, msg);
     }
 
-    fn line(&mut self, line: u64, bytes: &[u8]) {
-        let (words, dropped, comment) = tokenize(bytes);
+    /// A line over the bound ends the check there; any other failure to
+    /// read is no finding but the check's own failure.
+    fn too_long(&mut self, e: std::io::Error) -> std::io::Result<()> {
+        if e.kind() != std::io::ErrorKind::InvalidData {
+            return Err(e);
+        }
+        // Deliberately stricter than pj_dump, which would read on: a trace
+        // line of a megabyte is no trace a tool wrote.
+        self.report.lines += 1;
+        let line = self.report.lines;
+        self.error(line, e.to_string());
+        Ok(())
+    }
+
+    fn line(&mut self, line: u64, bytes: &[u8], words: &Words) {
+        let (dropped, comment) = (words.dropped, words.comment);
         let words: Vec<String> = words
+            .get(bytes)
             .iter()
             .map(|w| String::from_utf8_lossy(w).into_owned())
             .collect();
@@ -569,30 +552,6 @@ impl Checker {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(s: &str) -> Vec<String> {
-        tokenize(s.as_bytes())
-            .0
-            .iter()
-            .map(|w| String::from_utf8_lossy(w).into_owned())
-            .collect()
-    }
-
-    #[test]
-    fn tokenizer_follows_pajeng() {
-        assert_eq!(
-            words("6 0.5 t1 0 \"node one\" c1\n"),
-            vec!["6", "0.5", "t1", "0", "node one", "c1"]
-        );
-        assert_eq!(words("a # comment\n"), vec!["a"]);
-        assert_eq!(words("k2_84#12 x\n"), vec!["k2_84"]);
-        assert_eq!(words("a \"x # y\" b"), vec!["a", "x # y", "b"]);
-        assert_eq!(words("\"\" b\" c"), vec!["\" b", "c"]);
-        assert_eq!(words("\t a\tb \r\n"), vec!["a", "b"]);
-        let many = (0..25).map(|i| i.to_string()).collect::<Vec<_>>().join(" ");
-        let (w, dropped, _) = tokenize(many.as_bytes());
-        assert_eq!((w.len(), dropped), (20, 5));
-    }
 
     #[test]
     fn doubles_read_like_spirit() {
