@@ -129,6 +129,20 @@ fn endless_input_under_every_text_option_is_bounded() {
     let report = String::from_utf8_lossy(&o.stdout);
     assert!(report.contains("joins the lines after it past"), "{report}");
     assert!(rss.is_none_or(|kb| kb < 64 * 1024), "{rss:?}");
+    // Times of 800 kB that are numbers up to their middle: the number is
+    // found in one pass (trying every prefix took 54 s a line).
+    let basic = fs::read_to_string(root().join("tests/paje/ok-basic.paje")).unwrap();
+    let long = format!("{}{}", "1".repeat(400_000), "x".repeat(400_000));
+    let times = basic
+        .replace("6 1.0 p1", &format!("6 {long} p1"))
+        .replace("9 1.0 n1", &format!("9 {long} n1"))
+        .replace("9 2.0 n1", &format!("9 {long} n1"));
+    let f = d.path().join("long-times.paje");
+    fs::write(&f, times).unwrap();
+    let t = std::time::Instant::now();
+    let (o, _) = bounded(&["check", s(&f)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(t.elapsed().as_secs() < 30, "took {:?}", t.elapsed());
 }
 
 /// A recording cut in the middle of its last line: the line is left out
