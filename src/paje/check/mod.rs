@@ -188,13 +188,16 @@ pub fn check<R: BufRead>(mut input: R) -> std::io::Result<Report> {
                 }
             }
         }
-        if let Some(at) = buf.iter().position(|&b| b == 0) {
-            // pj_dump 1.3.6 loops forever or aborts on any NUL byte.
+        if let Some(at) = words.nul {
+            // pj_dump 1.3.6 loops forever or aborts on a NUL byte it meets.
+            let before = buf.get(..at).unwrap_or_default();
+            let start = memchr::memrchr(b'\n', before).map_or(0, |n| n + 1);
+            let joined = memchr::memchr_iter(b'\n', before).count() as u64;
             c.error(
-                line,
+                line + joined,
                 format!(
                     "NUL byte at column {}: pj_dump cannot read this line",
-                    at + 1
+                    at - start + 1
                 ),
             );
             continue;

@@ -5,7 +5,8 @@
 /// 20 words. Quirk kept: the byte right after an opening quote is never
 /// examined, so `""` opens a string that runs to the next quote, and a
 /// quote that ends a line swallows its newline: the next line belongs to
-/// the same event. Scanning resumes where it stopped when more is read.
+/// the same event. Nor is a NUL byte there seen: it only ends the word,
+/// read as a C string. Scanning resumes where it stopped when more is read.
 #[derive(Debug, Default)]
 pub(super) struct Words {
     /// The words as byte ranges of the (joined) line.
@@ -14,6 +15,8 @@ pub(super) struct Words {
     pub(super) dropped: usize,
     /// The line holds a comment.
     pub(super) comment: bool,
+    /// Where pj_dump meets a NUL byte: it cannot read on.
+    pub(super) nul: Option<usize>,
     at: usize,
     start: usize,
     in_word: bool,
@@ -27,7 +30,8 @@ impl Words {
     pub(super) fn scan(&mut self, line: &[u8]) -> bool {
         while let Some(&c) = line.get(self.at) {
             let i = self.at;
-            if c == b'\n' {
+            if c == b'\n' || c == 0 {
+                self.nul = (c == 0).then_some(i);
                 self.finish(i);
                 return true;
             }
@@ -40,8 +44,12 @@ impl Words {
                 continue;
             }
             if c == b'#' {
-                // The comment ends the word it interrupts, too.
+                // The comment ends the word it interrupts, too. pj_dump
+                // looks at every byte of it for the newline.
                 self.comment = true;
+                let rest = line.get(i..).unwrap_or_default();
+                let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+                self.nul = memchr::memchr(0, rest.get(..end).unwrap_or_default()).map(|z| i + z);
                 self.finish(i);
                 return true;
             }
@@ -84,7 +92,11 @@ impl Words {
     }
 
     pub(super) fn get<'a>(&self, line: &'a [u8]) -> Vec<&'a [u8]> {
-        let word = |&(from, to): &(usize, usize)| line.get(from..to).unwrap_or(b"");
+        let word = |&(from, to): &(usize, usize)| {
+            let w = line.get(from..to).unwrap_or(b"");
+            w.get(..memchr::memchr(0, w).unwrap_or(w.len()))
+                .unwrap_or(w)
+        };
         self.words.iter().map(word).collect()
     }
 }
@@ -128,6 +140,21 @@ mod tests {
         let many = (0..25).map(|i| i.to_string()).collect::<Vec<_>>().join(" ");
         let (w, dropped, _) = tokenize(many.as_bytes());
         assert_eq!((w.len(), dropped), (20, 5));
+    }
+
+    #[test]
+    fn a_nul_is_seen_unless_right_after_a_quote() {
+        let nul = |s: &[u8]| {
+            let mut w = Words::default();
+            w.scan(s);
+            (w.nul, w.get(s).len())
+        };
+        assert_eq!(nul(b"a \"\0b\" c\n"), (None, 3));
+        assert_eq!(tokenize(b"a \"\0b\" c\n").0[1], b"");
+        assert_eq!(nul(b"a \"b\0\" c\n"), (Some(4), 2));
+        assert_eq!(nul(b"a b\0 c\n"), (Some(3), 2));
+        assert_eq!(nul(b"a # b\0\n"), (Some(5), 1));
+        assert_eq!(nul(b"a # b\n\0"), (None, 1));
     }
 
     #[test]
