@@ -337,18 +337,17 @@ impl Checker {
         } else {
             if let Some((id, def, start)) = self.in_def.take() {
                 // pj_dump knows a definition from its %EventDef line on: an
-                // event line inside it uses it as it stands, and the
-                // definition stays open for more fields and its end.
-                if !self.defs.contains_key(&id) {
-                    self.warn(
-                        line,
-                        format!(
-                            "definition of {} (line {start}) is not closed by %EndEventDef before this line",
-                            def.kind.name()
-                        ),
-                    );
-                }
-                self.close_definition(line, id.clone(), def.clone(), start);
+                // event line inside it uses it as it stands (a field not
+                // defined yet reads as empty), and the definition stays
+                // open for more fields and its end, where it is checked.
+                self.warn(
+                    line,
+                    format!(
+                        "definition of {} (line {start}) is not closed by %EndEventDef before this line",
+                        def.kind.name()
+                    ),
+                );
+                self.defs.insert(id.clone(), def.clone());
                 self.in_def = Some((id, def, start));
             }
             self.seen_event = true;
@@ -541,6 +540,18 @@ impl Checker {
         };
         self.report.events += 1;
         let has_time = slots.contains(&Some(Field::Time));
+        if !has_time && kind.obligatory().contains(&Field::Time) {
+            // Only a definition still open lacks its Time: pj_dump then
+            // leaves the event's time uninitialised.
+            self.report.garbage_times += 1;
+            self.warn(
+                line,
+                format!(
+                    "{} without a Time field; pj_dump reads garbage",
+                    kind.name()
+                ),
+            );
+        }
         let mut time = 0.0;
         if has_time {
             time = match parse_double(&fields.time) {
