@@ -461,14 +461,15 @@ impl Timeline {
         // maps up to it, less the window, handed on: a push further back
         // would come out after later events. (A record that gives no
         // event, then the file stepping back past it.)
-        if self.independent && l.next.saturating_sub(local) > self.window {
+        let back = l.next.saturating_sub(local);
+        if self.independent && back > self.window {
             let unit = self.unit;
             let path = l.path.as_deref().unwrap_or(&self.stats.path);
             return Err(Error::in_file(
                 path,
                 format!(
                     "{unit} {pos}: time goes back {} before a record read earlier in this file, more than the reorder window of {} (--reorder-window)",
-                    crate::time::format_duration(l.next - local),
+                    crate::time::format_duration(back),
                     crate::time::format_duration(self.window),
                 ),
             ));

@@ -92,10 +92,11 @@ impl Words {
     }
 
     pub(super) fn get<'a>(&self, line: &'a [u8]) -> Vec<&'a [u8]> {
-        let word = |&(from, to): &(usize, usize)| {
-            let w = line.get(from..to).unwrap_or(b"");
-            w.get(..memchr::memchr(0, w).unwrap_or(w.len()))
-                .unwrap_or(w)
+        // A NUL pj_dump does not see can only be a string's first byte,
+        // the one after its quote: the word, a C string, is then empty.
+        let word = |&(from, to): &(usize, usize)| match line.get(from..to) {
+            Some([0, ..]) | None => &b""[..],
+            Some(w) => w,
         };
         self.words.iter().map(word).collect()
     }
