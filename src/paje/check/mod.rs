@@ -123,7 +123,8 @@ impl Report {
 #[derive(Clone)]
 enum Slot {
     Known(Field),
-    Extra,
+    /// A field Pajé does not know, by its name.
+    Extra(String),
 }
 
 #[derive(Clone)]
@@ -412,7 +413,7 @@ impl Checker {
                             self.error(line, format!("field `{key}` is defined twice"));
                         }
                         Some(f) => def.slots.push(Slot::Known(f)),
-                        None => def.slots.push(Slot::Extra),
+                        None => def.slots.push(Slot::Extra(key.to_string())),
                     }
                 }
                 self.in_def = Some((id, def, start));
@@ -464,13 +465,14 @@ impl Checker {
                 }
             })
             .collect();
+        let missing_user_field = missing_user_field(&def.slots, w.len());
         if w.len() < slots.len() {
             // pj_dump complains and reads the line anyway; it aborts only
             // when a field the event needs lies beyond the line's end.
             let need = slots.len();
-            // A user field (a name Pajé does not know) is read into the
-            // entity, so its absence aborts pj_dump; a known field the
-            // event does not use is never read. Every definition and
+            // A known field the event does not use is never read; a
+            // user field (a name Pajé does not know) is read only where
+            // the event makes or ends an entity (the replay knows when). Every definition and
             // container reads its Alias; only variable types and values
             // read a Color (a missing Color on a container type is
             // accepted by pj_dump 1.3.6).
@@ -479,7 +481,7 @@ impl Checker {
                 EventKind::DefineVariableType | EventKind::DefineEntityValue
             );
             let missing_needed = slots.iter().skip(w.len()).any(|f| match f {
-                None => true,
+                None => false,
                 Some(f) => {
                     kind.obligatory().contains(f)
                         || *f == Field::Alias
@@ -525,6 +527,7 @@ impl Checker {
                 .unwrap_or_default()
         };
         let fields = Fields {
+            missing_user_field,
             time: get(Field::Time),
             name: get(Field::Name),
             ty: get(Field::Type),
@@ -603,6 +606,26 @@ impl Checker {
             self.error(0, format!("at end of file: {msg}"));
         }
     }
+}
+
+/// The first user field an entity made from a line of `len` fields
+/// cannot read: PajeNG finds a user field by its name, so each name is
+/// read where it first appears in the definition, and only those places
+/// need to be on the line.
+fn missing_user_field(slots: &[Slot], len: usize) -> Option<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, s) in slots.iter().enumerate() {
+        if let Slot::Extra(name) = s {
+            if seen.contains(&name.as_str()) {
+                continue;
+            }
+            if i >= len {
+                return Some(name.clone());
+            }
+            seen.push(name);
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -269,6 +269,7 @@ impl Checker {
         if self.container_ids.contains_key(&ident) {
             return Err(format!("container `{ident}` already exists"));
         }
+        read_user_fields(f, EventKind::CreateContainer)?;
         self.containers.push(ContainerInfo {
             ty: t,
             name: f.name.clone(),
@@ -334,7 +335,20 @@ impl Checker {
             return Ok(());
         }
         let row = self.containers[c].rows.entry(t).or_default();
+        // The events that make or end an entity read the user fields:
+        // all but a reset, and a variable's change at the time of its
+        // last value (which updates that value in place).
+        let reads = match kind {
+            ResetState => false,
+            SetVariable | AddVariable | SubVariable => {
+                !row.last.is_some_and(|(start, _)| start == time)
+            }
+            _ => true,
+        };
         row_event(row, kind, time)?;
+        if reads {
+            read_user_fields(f, kind)?;
+        }
         self.containers[c].end_time = time;
         Ok(())
     }
@@ -378,6 +392,8 @@ impl Checker {
                 f.key
             ));
         }
+        // Either half makes or completes the link: both read them.
+        read_user_fields(f, kind)?;
         match row.pending.remove(&f.key) {
             None => {
                 row.pending
@@ -413,6 +429,9 @@ impl Checker {
 }
 
 pub(super) struct Fields {
+    /// A user field the line is too short to hold (see
+    /// `missing_user_field`): reading it into an entity aborts pj_dump.
+    pub(super) missing_user_field: Option<String>,
     pub(super) time: String,
     pub(super) name: String,
     pub(super) ty: String,
@@ -425,6 +444,18 @@ pub(super) struct Fields {
     pub(super) key: String,
     pub(super) alias: String,
     pub(super) color: String,
+}
+
+/// PajeEntity::addPajeTraceEvent: each user field read from the line,
+/// past its end for a short one (`std::out_of_range`, the end of pj_dump).
+fn read_user_fields(f: &Fields, kind: EventKind) -> Result<(), String> {
+    match &f.missing_user_field {
+        Some(name) => Err(format!(
+            "{} lacks its user field `{name}`, which pj_dump reads into the entity (pj_dump aborts)",
+            kind.name()
+        )),
+        None => Ok(()),
+    }
 }
 
 /// PajeContainer::checkTimeOrder: nothing may start before the last entity
