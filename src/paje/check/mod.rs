@@ -470,21 +470,31 @@ impl Checker {
             // pj_dump complains and reads the line anyway; it aborts only
             // when a field the event needs lies beyond the line's end.
             let need = slots.len();
-            // A known field the event does not use is never read; a
-            // user field (a name Pajé does not know) is read only where
-            // the event makes or ends an entity (the replay knows when). Every definition and
-            // container reads its Alias; only variable types and values
-            // read a Color (a missing Color on a container type is
-            // accepted by pj_dump 1.3.6).
-            let reads_color = matches!(
+            // pj_dump reads every event's Time (PajeTraceEvent::setTime),
+            // then the fields its handler asks for: the obligatory ones,
+            // the Alias of a definition or a container, the Color of a
+            // variable type or a value. Any other known field is never
+            // read, and a user field (a name Pajé does not know) only
+            // where the event makes or ends an entity: the replay knows
+            // when.
+            use EventKind::*;
+            let reads_alias = matches!(
                 kind,
-                EventKind::DefineVariableType | EventKind::DefineEntityValue
+                DefineContainerType
+                    | DefineStateType
+                    | DefineVariableType
+                    | DefineEventType
+                    | DefineLinkType
+                    | DefineEntityValue
+                    | CreateContainer
             );
+            let reads_color = matches!(kind, DefineVariableType | DefineEntityValue);
             let missing_needed = slots.iter().skip(w.len()).any(|f| match f {
                 None => false,
                 Some(f) => {
-                    kind.obligatory().contains(f)
-                        || *f == Field::Alias
+                    *f == Field::Time
+                        || kind.obligatory().contains(f)
+                        || (*f == Field::Alias && reads_alias)
                         || (*f == Field::Color && reads_color)
                 }
             });
