@@ -79,7 +79,9 @@ impl Checker {
         if self.type_ids.contains_key(&ident) {
             return Err(format!("{what} type `{ident}` already defined"));
         }
-        if !f.color.is_empty() && !color_ok(&f.color) {
+        // Only a variable type's Color is read (a container, state,
+        // event or link type may carry anything there).
+        if nature == Nature::Variable && !f.color.is_empty() && !color_ok(&f.color) {
             return Err(format!("cannot understand color `{}`", f.color));
         }
         self.types.push(TypeInfo {
@@ -528,12 +530,14 @@ fn row_event(row: &mut Row, kind: EventKind, time: f64) -> Result<(), String> {
     Ok(())
 }
 
-/// PajeSimulator::getColor: 3 or 4 numbers separated by spaces or commas,
-/// or a 6-digit hex color.
+/// PajeSimulator::getColor: 3 or 4 numbers separated by spaces or commas
+/// (each read with `atof`, so any word counts), else hex digits read two
+/// at a time into three components: six digits, or seven (the last one
+/// read and dropped).
 fn color_ok(c: &str) -> bool {
-    let parts: Vec<&str> = c.split([' ', ',']).filter(|p| !p.is_empty()).collect();
-    if parts.len() == 3 || parts.len() == 4 {
+    let parts = c.split([' ', ',']).filter(|p| !p.is_empty()).count();
+    if parts == 3 || parts == 4 {
         return true;
     }
-    c.len() == 6 && c.bytes().all(|b| b.is_ascii_hexdigit())
+    (c.len() == 6 || c.len() == 7) && c.bytes().all(|b| b.is_ascii_hexdigit())
 }
