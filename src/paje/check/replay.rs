@@ -37,6 +37,10 @@ pub(super) struct Row {
     pub(super) used_keys: HashSet<String>,
 }
 
+/// A container's end time before its first event: PajeNG's -1, which a
+/// destroy at an earlier (negative) time is "not time-ordered" against.
+pub(super) const NO_END: f64 = -1.0;
+
 pub(super) struct ContainerInfo {
     pub(super) ty: usize,
     pub(super) name: String,
@@ -276,7 +280,7 @@ impl Checker {
             ty: t,
             name: f.name.clone(),
             destroyed: false,
-            end_time: f64::NEG_INFINITY,
+            end_time: NO_END,
             children: Vec::new(),
             rows: HashMap::new(),
         });
@@ -294,11 +298,19 @@ impl Checker {
         if self.containers[c].ty != t {
             return Err(format!("container `{}` is not of type `{}`", f.name, f.ty));
         }
-        if time < self.containers[c].end_time {
-            return Err(format!(
-                "container `{}` is destroyed at {time}, before its last event at {}",
-                f.name, self.containers[c].end_time
-            ));
+        let end = self.containers[c].end_time;
+        if time < end {
+            return Err(if end == NO_END {
+                format!(
+                    "container `{}` is destroyed at {time}, before -1, where PajeNG starts a container's end time",
+                    f.name
+                )
+            } else {
+                format!(
+                    "container `{}` is destroyed at {time}, before its last event at {end}",
+                    f.name
+                )
+            });
         }
         if self.containers[c].destroyed {
             self.warn(line, format!("container `{}` is destroyed twice", f.name));
