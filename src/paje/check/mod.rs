@@ -272,7 +272,7 @@ impl Checker {
             ty: 0,
             name: "0".into(),
             destroyed: false,
-            end_time: replay::NO_END,
+            end_time: replay::UNSET,
             children: Vec::new(),
             rows: HashMap::new(),
         };

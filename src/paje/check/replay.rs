@@ -37,9 +37,10 @@ pub(super) struct Row {
     pub(super) used_keys: HashSet<String>,
 }
 
-/// A container's end time before its first event: PajeNG's -1, which a
-/// destroy at an earlier (negative) time is "not time-ordered" against.
-pub(super) const NO_END: f64 = -1.0;
+/// PajeNG's mark of a time not yet set: a container's end time before
+/// its first event (a destroy earlier than it is "not time-ordered"),
+/// the start of a link only ends were seen for.
+pub(super) const UNSET: f64 = -1.0;
 
 pub(super) struct ContainerInfo {
     pub(super) ty: usize,
@@ -280,7 +281,7 @@ impl Checker {
             ty: t,
             name: f.name.clone(),
             destroyed: false,
-            end_time: NO_END,
+            end_time: UNSET,
             children: Vec::new(),
             rows: HashMap::new(),
         });
@@ -300,7 +301,7 @@ impl Checker {
         }
         let end = self.containers[c].end_time;
         if time < end {
-            return Err(if end == NO_END {
+            return Err(if end == UNSET {
                 format!(
                     "container `{}` is destroyed at {time}, before -1, where PajeNG starts a container's end time",
                     f.name
@@ -423,16 +424,19 @@ impl Checker {
                 // Two starts (or two ends) with one key: pj_dump
                 // completes the pending half with this one too.
                 check_order(row, time)?;
-                // The completed link spans from its start to its
-                // end, whichever came first in the file; later
-                // lines are ordered against that span.
-                let (from, to) = if other_start {
-                    (other_time, time)
-                } else {
-                    (time, other_time)
+                // The completed link spans from its start to its end,
+                // whichever came first in the file; later lines are
+                // ordered against that span. A second start moves the
+                // start and leaves no end; a second end moves the end
+                // of a link that starts at -1 (PajeNG's no time).
+                let span = match (other_start, kind == StartLink) {
+                    (true, false) => (other_time, Some(time)),
+                    (false, true) => (time, Some(other_time)),
+                    (true, true) => (time, None),
+                    (false, false) => (UNSET, Some(time)),
                 };
                 row.serial += 1;
-                row.last = Some((from, Some(to)));
+                row.last = Some(span);
                 row.last_serial = row.serial;
                 row.used_keys.insert(f.key.clone());
             }
