@@ -227,27 +227,33 @@ impl Checker {
             }
             _ => {}
         }
-        let ty = &self.types[t];
-        for ident in [&f.alias, &f.name] {
-            if !ident.is_empty() && ty.values.contains_key(ident.as_str()) {
-                return Err(format!(
-                    "value `{ident}` of type `{}` is defined twice",
-                    f.ty
-                ));
-            }
+        // PajeNG keeps a value under its identifier only (the alias, or
+        // the name without one): a name is in use only as another
+        // value's identifier, and an event naming a value by the name
+        // of one that has an alias makes a new value.
+        let values = &self.types[t].values;
+        let taken = if !f.alias.is_empty() && values.contains_key(f.alias.as_str()) {
+            Some(&f.alias)
+        } else if values.contains_key(f.name.as_str()) {
+            Some(&f.name)
+        } else {
+            None
+        };
+        if let Some(ident) = taken {
+            return Err(format!(
+                "value `{ident}` of type `{}` is defined twice",
+                f.ty
+            ));
         }
         if !f.color.is_empty() && !color_ok(&f.color) {
             return Err(format!("cannot understand color `{}`", f.color));
         }
-        let v = self.value_of(
-            t,
-            if f.alias.is_empty() {
-                &f.name
-            } else {
-                &f.alias
-            },
-        );
-        self.types[t].values.insert(f.name.clone(), v);
+        let ident = if f.alias.is_empty() {
+            &f.name
+        } else {
+            &f.alias
+        };
+        self.value_of(t, ident);
         Ok(())
     }
 
