@@ -154,6 +154,10 @@ impl Checker {
         let mut stack = vec![c];
         let mut result = Ok(());
         while let Some(x) = stack.pop() {
+            // PajeContainer::recursiveDestroy goes on into the children of
+            // a container destroyed before: one created in it since is
+            // destroyed now.
+            stack.extend(self.containers[x].children.iter().copied());
             if self.containers[x].destroyed {
                 continue;
             }
@@ -171,7 +175,6 @@ impl Checker {
             }
             self.containers[x].rows.clear();
             self.containers[x].end_time = time;
-            stack.extend(self.containers[x].children.iter().copied());
         }
         result
     }
