@@ -18,67 +18,21 @@ mod common;
 use common::*;
 use std::collections::HashMap;
 
-/// splitmix64: the cases are the same on every machine for one seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    /// True `percent` times in a hundred.
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum K {
-    ContainerType,
-    StateType,
-    VariableType,
-    EventType,
-    LinkType,
-    Value,
-    Create,
-    Destroy,
-    NewEvent,
-    SetState,
-    PushState,
-    PopState,
-    ResetState,
-    SetVariable,
-    AddVariable,
-    SubVariable,
-    StartLink,
-    EndLink,
-}
-
+use integrador::paje::EventKind as K;
 use K::*;
 
-/// Each kind's event name and the fields PajeNG documents for it.
-const KINDS: [(K, &str, &[&str]); 18] = [
+/// Fields PajeNG documents for each kind (the `Event` id comes first on
+/// every line and is not listed).
+const TYPE: &[&str] = &["Type", "Name", "Alias"];
+const ON_ROW: &[&str] = &["Time", "Type", "Container"];
+const WITH_VALUE: &[&str] = &["Time", "Type", "Container", "Value"];
+const KINDS: [(K, &[&str]); 18] = [
+    (DefineContainerType, TYPE),
+    (DefineStateType, TYPE),
+    (DefineVariableType, &["Type", "Name", "Alias", "Color"]),
+    (DefineEventType, TYPE),
     (
-        ContainerType,
-        "PajeDefineContainerType",
-        &["Type", "Name", "Alias"],
-    ),
-    (StateType, "PajeDefineStateType", &["Type", "Name", "Alias"]),
-    (
-        VariableType,
-        "PajeDefineVariableType",
-        &["Type", "Name", "Alias", "Color"],
-    ),
-    (EventType, "PajeDefineEventType", &["Type", "Name", "Alias"]),
-    (
-        LinkType,
-        "PajeDefineLinkType",
+        DefineLinkType,
         &[
             "Type",
             "StartContainerType",
@@ -87,52 +41,22 @@ const KINDS: [(K, &str, &[&str]); 18] = [
             "Alias",
         ],
     ),
+    (DefineEntityValue, &["Type", "Name", "Color", "Alias"]),
     (
-        Value,
-        "PajeDefineEntityValue",
-        &["Type", "Name", "Color", "Alias"],
-    ),
-    (
-        Create,
-        "PajeCreateContainer",
+        CreateContainer,
         &["Time", "Type", "Container", "Name", "Alias"],
     ),
-    (Destroy, "PajeDestroyContainer", &["Time", "Type", "Name"]),
-    (
-        NewEvent,
-        "PajeNewEvent",
-        &["Time", "Type", "Container", "Value"],
-    ),
-    (
-        SetState,
-        "PajeSetState",
-        &["Time", "Type", "Container", "Value"],
-    ),
-    (
-        PushState,
-        "PajePushState",
-        &["Time", "Type", "Container", "Value"],
-    ),
-    (PopState, "PajePopState", &["Time", "Type", "Container"]),
-    (ResetState, "PajeResetState", &["Time", "Type", "Container"]),
-    (
-        SetVariable,
-        "PajeSetVariable",
-        &["Time", "Type", "Container", "Value"],
-    ),
-    (
-        AddVariable,
-        "PajeAddVariable",
-        &["Time", "Type", "Container", "Value"],
-    ),
-    (
-        SubVariable,
-        "PajeSubVariable",
-        &["Time", "Type", "Container", "Value"],
-    ),
+    (DestroyContainer, &["Time", "Type", "Name"]),
+    (NewEvent, WITH_VALUE),
+    (SetState, WITH_VALUE),
+    (PushState, WITH_VALUE),
+    (PopState, ON_ROW),
+    (ResetState, ON_ROW),
+    (SetVariable, WITH_VALUE),
+    (AddVariable, WITH_VALUE),
+    (SubVariable, WITH_VALUE),
     (
         StartLink,
-        "PajeStartLink",
         &[
             "Time",
             "Type",
@@ -144,7 +68,6 @@ const KINDS: [(K, &str, &[&str]); 18] = [
     ),
     (
         EndLink,
-        "PajeEndLink",
         &["Time", "Type", "Container", "EndContainer", "Value", "Key"],
     ),
 ];
@@ -202,7 +125,7 @@ impl World {
             defs: Vec::new(),
             alternatives: Vec::new(),
             types: vec![Type {
-                kind: ContainerType,
+                kind: DefineContainerType,
                 parent: 0,
                 ident: "0".into(),
                 ends: (0, 0),
@@ -233,7 +156,7 @@ impl World {
     /// none when `k`'s definition has no Alias field (an empty word
     /// cannot be written), else the name itself or another word; now and
     /// then (careless) a name used before.
-    fn names(&mut self, rng: &mut Rng, prefix: &str, k: K) -> (String, String) {
+    fn names(&mut self, rng: &mut Rng, prefix: &str, k: K) -> (String, String, String) {
         let n = if self.oops(rng, 10) && self.counter > 0 {
             rng.below(self.counter)
         } else {
@@ -241,7 +164,7 @@ impl World {
             self.counter
         };
         let name = format!("{prefix}{n}");
-        let id = KINDS.iter().position(|(x, _, _)| *x == k).unwrap_or(0);
+        let id = KINDS.iter().position(|(x, _)| *x == k).unwrap_or(0);
         let alias = if !self.defs[id].iter().any(|f| f == "Alias") {
             String::new()
         } else if rng.chance(50) {
@@ -249,7 +172,9 @@ impl World {
         } else {
             format!("{prefix}a{n}")
         };
-        (name, alias)
+        // PajeNG keeps a thing under its alias, or its name without one.
+        let ident = if alias.is_empty() { &name } else { &alias }.clone();
+        (name, alias, ident)
     }
 
     /// The next time: mostly later, sometimes the same, now and then
@@ -281,7 +206,7 @@ impl World {
     /// given is `x`, as a user field's value), now and then a word short
     /// or one too long.
     fn line(&mut self, rng: &mut Rng, k: K, get: &dyn Fn(&str) -> Option<String>) {
-        let mut id = KINDS.iter().position(|(x, _, _)| *x == k).unwrap_or(0);
+        let mut id = KINDS.iter().position(|(x, _)| *x == k).unwrap_or(0);
         if let Some(&(_, alt)) = self.alternatives.iter().find(|(x, _)| *x == k) {
             if rng.chance(50) {
                 id = alt;
@@ -312,7 +237,7 @@ impl World {
             return Some(rng.below(self.types.len()));
         }
         let all: Vec<usize> = (0..self.types.len())
-            .filter(|&t| self.types[t].kind == kind && (kind != ContainerType || t > 0))
+            .filter(|&t| self.types[t].kind == kind && (kind != DefineContainerType || t > 0))
             .collect();
         all.get(rng.below(all.len())).copied()
     }
@@ -350,7 +275,7 @@ impl World {
 /// field left out; and now and then a second definition of a kind under
 /// another id, with fields of its own.
 fn definitions(rng: &mut Rng, w: &mut World) {
-    for (id, (k, _, _)) in KINDS.iter().enumerate() {
+    for (id, (k, _)) in KINDS.iter().enumerate() {
         definition(rng, w, *k, id);
     }
     for id in KINDS.len()..KINDS.len() + rng.below(3) {
@@ -361,7 +286,8 @@ fn definitions(rng: &mut Rng, w: &mut World) {
 }
 
 fn definition(rng: &mut Rng, w: &mut World, k: K, id: usize) {
-    let (_, name, fields) = KINDS.iter().find(|(x, _, _)| *x == k).unwrap();
+    let (_, fields) = KINDS.iter().find(|(x, _)| *x == k).unwrap();
+    let name = k.name();
     let mut f: Vec<String> = fields.iter().map(|s| s.to_string()).collect();
     if rng.chance(10) {
         f.retain(|x| x != "Alias");
@@ -400,21 +326,21 @@ fn definition(rng: &mut Rng, w: &mut World, k: K, id: usize) {
 }
 
 fn define_type(rng: &mut Rng, w: &mut World, kind: K) {
-    let parent = if kind == ContainerType {
+    let parent = if kind == DefineContainerType {
         rng.below(w.types.len())
     } else {
-        w.type_of(rng, ContainerType).unwrap_or(0)
+        w.type_of(rng, DefineContainerType).unwrap_or(0)
     };
-    let parent = if w.types[parent].kind == ContainerType || w.careless {
+    let parent = if w.types[parent].kind == DefineContainerType || w.careless {
         parent
     } else {
         0
     };
     let ends = (
-        w.type_of(rng, ContainerType).unwrap_or(0),
-        w.type_of(rng, ContainerType).unwrap_or(0),
+        w.type_of(rng, DefineContainerType).unwrap_or(0),
+        w.type_of(rng, DefineContainerType).unwrap_or(0),
     );
-    let (name, alias) = w.names(rng, "T", kind);
+    let (name, alias, ident) = w.names(rng, "T", kind);
     let ptype = w.types[parent].ident.clone();
     let (s, e) = (w.types[ends.0].ident.clone(), w.types[ends.1].ident.clone());
     let (n2, a2) = (name.clone(), alias.clone());
@@ -426,11 +352,6 @@ fn define_type(rng: &mut Rng, w: &mut World, kind: K) {
         "EndContainerType" => Some(e.clone()),
         _ => None,
     });
-    let ident = if alias.is_empty() {
-        name.clone()
-    } else {
-        alias
-    };
     w.types.push(Type {
         kind,
         parent,
@@ -441,32 +362,31 @@ fn define_type(rng: &mut Rng, w: &mut World, kind: K) {
 }
 
 fn define_value(rng: &mut Rng, w: &mut World) {
-    let kinds = [StateType, EventType, LinkType];
+    let kinds = [DefineStateType, DefineEventType, DefineLinkType];
     let kind = kinds[rng.below(3)];
     let Some(t) = w.type_of(rng, kind) else {
         return;
     };
-    let (name, alias) = w.names(rng, "v", Value);
+    let (name, alias, ident) = w.names(rng, "v", DefineEntityValue);
     let ty = w.types[t].ident.clone();
     let (n2, a2) = (name.clone(), alias.clone());
-    w.line(rng, Value, &|f| match f {
+    w.line(rng, DefineEntityValue, &|f| match f {
         "Type" => Some(ty.clone()),
         "Name" => Some(n2.clone()),
         "Alias" => Some(a2.clone()),
         _ => None,
     });
-    let ident = if alias.is_empty() { name } else { alias };
     w.types[t].values.push(ident);
 }
 
 fn create(rng: &mut Rng, w: &mut World) {
-    let Some(t) = w.type_of(rng, ContainerType) else {
+    let Some(t) = w.type_of(rng, DefineContainerType) else {
         return;
     };
     let Some(p) = w.container_for(rng, t) else {
         return;
     };
-    let (name, alias) = w.names(rng, "c", Create);
+    let (name, alias, ident) = w.names(rng, "c", CreateContainer);
     let ty = w.types[t].ident.clone();
     let parent = w.refer(
         rng,
@@ -474,25 +394,25 @@ fn create(rng: &mut Rng, w: &mut World) {
         &w.containers[p].name.clone(),
     );
     let (n2, a2) = (name.clone(), alias.clone());
-    w.line(rng, Create, &|f| match f {
+    w.line(rng, CreateContainer, &|f| match f {
         "Type" => Some(ty.clone()),
         "Container" => Some(parent.clone()),
         "Name" => Some(n2.clone()),
         "Alias" => Some(a2.clone()),
         _ => None,
     });
-    let ident = if alias.is_empty() {
-        name.clone()
-    } else {
-        alias
-    };
     w.containers.push(Container { ty: t, ident, name });
 }
 
 /// An event on a row: a state, a variable or a plain event, kept valid
 /// unless the trace is careless.
 fn row_event(rng: &mut Rng, w: &mut World) {
-    let kind = [StateType, StateType, VariableType, EventType][rng.below(4)];
+    let kind = [
+        DefineStateType,
+        DefineStateType,
+        DefineVariableType,
+        DefineEventType,
+    ][rng.below(4)];
     let Some(t) = w.type_of(rng, kind) else {
         return;
     };
@@ -502,7 +422,7 @@ fn row_event(rng: &mut Rng, w: &mut World) {
     let key = (c, t);
     let depth = w.depth.get(&key).copied().unwrap_or(0);
     let k = match w.types[t].kind {
-        StateType => {
+        DefineStateType => {
             let pick = [
                 SetState, PushState, PushState, PopState, PopState, ResetState,
             ][rng.below(6)];
@@ -512,7 +432,7 @@ fn row_event(rng: &mut Rng, w: &mut World) {
                 pick
             }
         }
-        VariableType => {
+        DefineVariableType => {
             let pick = [SetVariable, AddVariable, SubVariable][rng.below(3)];
             if pick != SetVariable && !w.has_value.contains_key(&key) && !w.oops(rng, 30) {
                 SetVariable
@@ -567,7 +487,7 @@ fn link(rng: &mut Rng, w: &mut World, close: bool) {
         let start = if rng.chance(5) { was_start } else { !was_start };
         (c, t, key, value, start)
     } else {
-        let Some(t) = w.type_of(rng, LinkType) else {
+        let Some(t) = w.type_of(rng, DefineLinkType) else {
             return;
         };
         let Some(c) = w.container_for(rng, t) else {
@@ -610,7 +530,7 @@ fn destroy(rng: &mut Rng, w: &mut World) {
     let c = 1 + rng.below(w.containers.len() - 1);
     let ty = w.types[w.containers[c].ty].ident.clone();
     let name = w.containers[c].ident.clone();
-    w.line(rng, Destroy, &|f| match f {
+    w.line(rng, DestroyContainer, &|f| match f {
         "Type" => Some(ty.clone()),
         "Name" => Some(name.clone()),
         _ => None,
@@ -622,10 +542,15 @@ fn trace(rng: &mut Rng) -> String {
     let mut w = World::new(rng.chance(40));
     definitions(rng, &mut w);
     for _ in 0..1 + rng.below(3) {
-        define_type(rng, &mut w, ContainerType);
+        define_type(rng, &mut w, DefineContainerType);
     }
     for _ in 0..2 + rng.below(5) {
-        let kind = [StateType, VariableType, EventType, LinkType][rng.below(4)];
+        let kind = [
+            DefineStateType,
+            DefineVariableType,
+            DefineEventType,
+            DefineLinkType,
+        ][rng.below(4)];
         define_type(rng, &mut w, kind);
     }
     for _ in 0..rng.below(5) {
