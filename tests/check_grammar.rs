@@ -206,12 +206,15 @@ impl World {
     /// given is `x`, as a user field's value), now and then a word short
     /// or one too long.
     fn line(&mut self, rng: &mut Rng, k: K, get: &dyn Fn(&str) -> Option<String>) {
-        let mut id = KINDS.iter().position(|(x, _)| *x == k).unwrap_or(0);
-        if let Some(&(_, alt)) = self.alternatives.iter().find(|(x, _)| *x == k) {
-            if rng.chance(50) {
-                id = alt;
-            }
-        }
+        // Any of the kind's definitions.
+        let mut ids = vec![KINDS.iter().position(|(x, _)| *x == k).unwrap_or(0)];
+        ids.extend(
+            self.alternatives
+                .iter()
+                .filter(|(x, _)| *x == k)
+                .map(|a| a.1),
+        );
+        let id = ids[rng.below(ids.len())];
         let mut words = vec![id.to_string()];
         for f in self.defs[id].clone() {
             let w = match f.as_str() {
@@ -273,16 +276,23 @@ impl World {
 /// The definitions: each kind's fields in some order, with now and then a
 /// user field (twice, too), a field the kind never reads, an optional
 /// field left out; and now and then a second definition of a kind under
-/// another id, with fields of its own.
+/// another id, with fields of its own (between events, too).
 fn definitions(rng: &mut Rng, w: &mut World) {
     for (id, (k, _)) in KINDS.iter().enumerate() {
         definition(rng, w, *k, id);
     }
-    for id in KINDS.len()..KINDS.len() + rng.below(3) {
-        let k = KINDS[rng.below(KINDS.len())].0;
-        definition(rng, w, k, id);
-        w.alternatives.push((k, id));
+    for _ in 0..rng.below(3) {
+        alternative(rng, w);
     }
+}
+
+/// A second definition of some kind under the next free id (before the
+/// events or between them).
+fn alternative(rng: &mut Rng, w: &mut World) {
+    let k = KINDS[rng.below(KINDS.len())].0;
+    let id = w.defs.len();
+    definition(rng, w, k, id);
+    w.alternatives.push((k, id));
 }
 
 fn definition(rng: &mut Rng, w: &mut World, k: K, id: usize) {
@@ -563,6 +573,7 @@ fn trace(rng: &mut Rng) -> String {
         match rng.below(10) {
             0..=5 => row_event(rng, &mut w),
             6..=8 => link(rng, &mut w, false),
+            _ if rng.chance(10) => alternative(rng, &mut w),
             _ if rng.chance(30) && w.containers.len() > 1 => destroy(rng, &mut w),
             _ => create(rng, &mut w),
         }
