@@ -3,12 +3,13 @@
 //! with fields in any order, user fields (one name twice, too), fields the
 //! event never reads, lines short of a field or with one too many, values
 //! and containers named by alias or by name, link keys used twice, colors
-//! of every shape, destroys, equal, decreasing and negative times. Most
-//! traces are meant to be valid; some get a mistake or two (a name used
-//! twice, a pop of an empty stack, a link left open, a reference to the
-//! wrong thing). The mutants of `tests/differential.rs` start from
-//! integrador's own traces and rarely reach these; each disagreement this
-//! test found was a rule of PajeNG the checker lacked.
+//! of every shape, quoted names with spaces, destroys, equal, decreasing
+//! and negative times. Most traces are meant to be valid; some get a
+//! mistake or two (a name used twice, a pop of an empty stack, a link left
+//! open, a reference to the wrong thing). The mutants of
+//! `tests/differential.rs` start from integrador's own traces and rarely
+//! reach these; each disagreement this test found was a rule of PajeNG
+//! the checker lacked.
 //!
 //! `INTEGRADOR_GRAMMAR_CASES` (default 300) and `INTEGRADOR_SEED` set the
 //! campaign; a trace the two decide apart is kept in the temp directory,
@@ -163,7 +164,13 @@ impl World {
             self.counter += 1;
             self.counter
         };
-        let name = format!("{prefix}{n}");
+        // Now and then a name with a space, quoted (as written on every
+        // line that names it).
+        let name = if rng.chance(8) {
+            format!("\"{prefix}{n} x\"")
+        } else {
+            format!("{prefix}{n}")
+        };
         let id = KINDS.iter().position(|(x, _)| *x == k).unwrap_or(0);
         let alias = if !self.defs[id].iter().any(|f| f == "Alias") {
             String::new()
