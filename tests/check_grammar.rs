@@ -3,13 +3,13 @@
 //! with fields in any order, user fields (one name twice, too), fields the
 //! event never reads, lines short of a field or with one too many, values
 //! and containers named by alias or by name, link keys used twice, colors
-//! of every shape, quoted names with spaces, destroys, equal, decreasing
-//! and negative times. Most traces are meant to be valid; some get a
-//! mistake or two (a name used twice, a pop of an empty stack, a link left
-//! open, a reference to the wrong thing). The mutants of
-//! `tests/differential.rs` start from integrador's own traces and rarely
-//! reach these; each disagreement this test found was a rule of PajeNG
-//! the checker lacked.
+//! of every shape, quoted names with spaces, destroys, PajeTraceFile
+//! lines, equal, decreasing and negative times. Most traces are meant to
+//! be valid; some get a mistake or two (a name used twice, a pop of an
+//! empty stack, a link left open, a reference to the wrong thing). The
+//! mutants of `tests/differential.rs` start from integrador's own traces
+//! and rarely reach these; each disagreement this test found was a rule
+//! of PajeNG the checker lacked.
 //!
 //! `INTEGRADOR_GRAMMAR_CASES` (default 300) and `INTEGRADOR_SEED` set the
 //! campaign; a trace the two decide apart is kept in the temp directory,
@@ -27,7 +27,7 @@ use K::*;
 const TYPE: &[&str] = &["Type", "Name", "Alias"];
 const ON_ROW: &[&str] = &["Time", "Type", "Container"];
 const WITH_VALUE: &[&str] = &["Time", "Type", "Container", "Value"];
-const KINDS: [(K, &[&str]); 18] = [
+const KINDS: [(K, &[&str]); 19] = [
     (DefineContainerType, TYPE),
     (DefineStateType, TYPE),
     (DefineVariableType, &["Type", "Name", "Alias", "Color"]),
@@ -71,6 +71,7 @@ const KINDS: [(K, &[&str]); 18] = [
         EndLink,
         &["Time", "Type", "Container", "EndContainer", "Value", "Key"],
     ),
+    (TraceFile, &["Container", "Type", "Filename"]),
 ];
 
 /// Colors of every shape: PajeNG reads 3 or 4 words, or 6 or 7 hex digits.
@@ -543,6 +544,18 @@ fn link(rng: &mut Rng, w: &mut World, close: bool) {
     });
 }
 
+/// A PajeTraceFile line: PajeNG reads its fields and does nothing else.
+fn trace_file(rng: &mut Rng, w: &mut World) {
+    let c = w.containers[rng.below(w.containers.len())].ident.clone();
+    let t = w.types[rng.below(w.types.len())].ident.clone();
+    w.line(rng, TraceFile, &|f| match f {
+        "Container" => Some(c.clone()),
+        "Type" => Some(t.clone()),
+        "Filename" => Some("part.paje".into()),
+        _ => None,
+    });
+}
+
 fn destroy(rng: &mut Rng, w: &mut World) {
     let c = 1 + rng.below(w.containers.len() - 1);
     let ty = w.types[w.containers[c].ty].ident.clone();
@@ -581,6 +594,7 @@ fn trace(rng: &mut Rng) -> String {
             0..=5 => row_event(rng, &mut w),
             6..=8 => link(rng, &mut w, false),
             _ if rng.chance(10) => alternative(rng, &mut w),
+            _ if rng.chance(10) => trace_file(rng, &mut w),
             _ if rng.chance(30) && w.containers.len() > 1 => destroy(rng, &mut w),
             _ => create(rng, &mut w),
         }
