@@ -17,7 +17,7 @@
 
 mod common;
 use common::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use integrador::paje::EventKind as K;
 use K::*;
@@ -112,7 +112,7 @@ struct World {
     /// Stacked states per (container, type).
     depth: HashMap<(usize, usize), usize>,
     /// (container, type) with a variable value.
-    has_value: HashMap<(usize, usize), ()>,
+    has_value: HashSet<(usize, usize)>,
     /// Open link halves: (container, type, key, value, is a start).
     open: Vec<(usize, usize, String, String, bool)>,
     counter: usize,
@@ -140,7 +140,7 @@ impl World {
             }],
             time: 0,
             depth: HashMap::new(),
-            has_value: HashMap::new(),
+            has_value: HashSet::new(),
             open: Vec::new(),
             counter: 0,
             careless,
@@ -452,7 +452,7 @@ fn row_event(rng: &mut Rng, w: &mut World) {
         }
         DefineVariableType => {
             let pick = [SetVariable, AddVariable, SubVariable][rng.below(3)];
-            if pick != SetVariable && !w.has_value.contains_key(&key) && !w.oops(rng, 30) {
+            if pick != SetVariable && !w.has_value.contains(&key) && !w.oops(rng, 30) {
                 SetVariable
             } else {
                 pick
@@ -471,7 +471,7 @@ fn row_event(rng: &mut Rng, w: &mut World) {
             w.depth.insert(key, depth.saturating_sub(1));
         }
         SetVariable => {
-            w.has_value.insert(key, ());
+            w.has_value.insert(key);
         }
         _ => {}
     }

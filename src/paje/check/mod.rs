@@ -465,7 +465,10 @@ impl Checker {
                 }
             })
             .collect();
-        let missing_user_field = missing_user_field(&def.slots, w.len());
+        // Only a short line can lack a user field.
+        let missing_user_field = (w.len() < slots.len())
+            .then(|| missing_user_field(&def.slots, w.len()))
+            .flatten();
         if w.len() < slots.len() {
             // pj_dump complains and reads the line anyway; it aborts only
             // when a field the event needs lies beyond the line's end.
