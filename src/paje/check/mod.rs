@@ -473,34 +473,12 @@ impl Checker {
             // pj_dump complains and reads the line anyway; it aborts only
             // when a field the event needs lies beyond the line's end.
             let need = slots.len();
-            // pj_dump reads every event's Time (PajeTraceEvent::setTime),
-            // then the fields its handler asks for: the obligatory ones,
-            // the Alias of a definition or a container, the Color of a
-            // variable type or a value. Any other known field is never
-            // read, and a user field (a name Pajé does not know) only
-            // where the event makes or ends an entity: the replay knows
-            // when.
-            use EventKind::*;
-            let reads_alias = matches!(
-                kind,
-                DefineContainerType
-                    | DefineStateType
-                    | DefineVariableType
-                    | DefineEventType
-                    | DefineLinkType
-                    | DefineEntityValue
-                    | CreateContainer
-            );
-            let reads_color = matches!(kind, DefineVariableType | DefineEntityValue);
-            let missing_needed = slots.iter().skip(w.len()).any(|f| match f {
-                None => false,
-                Some(f) => {
-                    *f == Field::Time
-                        || kind.obligatory().contains(f)
-                        || (*f == Field::Alias && reads_alias)
-                        || (*f == Field::Color && reads_color)
-                }
-            });
+            // A user field (a name Pajé does not know) is read only where
+            // the event makes or ends an entity: the replay knows when.
+            let missing_needed = slots
+                .iter()
+                .skip(w.len())
+                .any(|f| f.is_some_and(|f| pj_dump_reads(kind, f)));
             if missing_needed {
                 return self.error(
                     line,
@@ -621,7 +599,30 @@ impl Checker {
     }
 }
 
-/// The first user field an entity made from a line of `len` fields
+/// Whether pj_dump reads known field `f` of a `kind` line: every event's
+/// Time (PajeTraceEvent::setTime), then what its handler asks for: the
+/// obligatory fields, the Alias of a definition or a container, the Color
+/// of a variable type or a value. Any other known field is never read.
+fn pj_dump_reads(kind: EventKind, f: Field) -> bool {
+    use EventKind::*;
+    let reads_alias = matches!(
+        kind,
+        DefineContainerType
+            | DefineStateType
+            | DefineVariableType
+            | DefineEventType
+            | DefineLinkType
+            | DefineEntityValue
+            | CreateContainer
+    );
+    let reads_color = matches!(kind, DefineVariableType | DefineEntityValue);
+    f == Field::Time
+        || kind.obligatory().contains(&f)
+        || (f == Field::Alias && reads_alias)
+        || (f == Field::Color && reads_color)
+}
+
+/// The first user field an entity made from a line of `len` fields/// The first user field an entity made from a line of `len` fields
 /// cannot read: PajeNG finds a user field by its name, so each name is
 /// read where it first appears in the definition, and only those places
 /// need to be on the line.
