@@ -1,10 +1,14 @@
 //! `integrador check` against pj_dump -q on small traces written from the
 //! whole Pajé grammar, which no source of integrador writes: definitions
-//! with fields in any order, user fields (one name twice, too), fields the
-//! event never reads, lines short of a field or with one too many, values
-//! and containers named by alias or by name, link keys used twice, colors
-//! of every shape, quoted names with spaces, destroys, PajeTraceFile
-//! lines, equal, decreasing and negative times. Most traces are meant to
+//! with fields in any order and of any field type, user fields (one name
+//! twice, too, and fields under their old names), fields the event never
+//! reads, lines short of a field or with one too many, types, values and
+//! containers named by alias or by name, link keys used twice, colors of
+//! every shape, quoted names with spaces, destroys, PajeTraceFile lines,
+//! equal, decreasing and negative times spelled in any way spirit reads;
+//! every line spelled in the ways PajeNG's tokenizer reads (white space
+//! of every kind, quotes, comments, `\r\n`, blank lines) and its quirks
+//! (`""`, a `#` inside a word, a quote inside one). Most traces are meant to
 //! be valid; some get a mistake or two (a name used twice, a pop of an
 //! empty stack, a link left open, a reference to the wrong thing). The
 //! mutants of `tests/differential.rs` start from integrador's own traces
@@ -88,6 +92,7 @@ struct Type {
     kind: K,
     parent: usize,
     ident: String,
+    name: String,
     /// A link type's start and end container types.
     ends: (usize, usize),
     values: Vec<String>,
@@ -118,11 +123,14 @@ struct World {
     counter: usize,
     /// Whether this trace gets deliberate mistakes.
     careless: bool,
+    /// Whether its words get the tokenizer's quirks (some careless
+    /// traces: in every one, they would hide the other mistakes).
+    quirky: bool,
     out: String,
 }
 
 impl World {
-    fn new(careless: bool) -> World {
+    fn new(careless: bool, quirky: bool) -> World {
         World {
             defs: Vec::new(),
             alternatives: Vec::new(),
@@ -130,6 +138,7 @@ impl World {
                 kind: DefineContainerType,
                 parent: 0,
                 ident: "0".into(),
+                name: "0".into(),
                 ends: (0, 0),
                 values: Vec::new(),
             }],
@@ -144,6 +153,7 @@ impl World {
             open: Vec::new(),
             counter: 0,
             careless,
+            quirky: careless && quirky,
             out: String::new(),
         }
     }
@@ -199,7 +209,21 @@ impl World {
         };
         self.time = self.time.max(t);
         let sign = if t < 0 { "-" } else { "" };
-        format!("{sign}{}.{:03}", t.abs() / 1000, t.abs() % 1000)
+        // Spellings pj_dump reads as the same number (boost::spirit's
+        // `double_` on the longest prefix that is one), and now and then
+        // (careless) an infinity or NaN. Never a word with no number in
+        // front: pj_dump would read a double never written (the checker
+        // warns of it).
+        match rng.below(100) {
+            0..4 => format!("{t}e-3"),
+            4..6 => format!("{sign}{}.{:03}E+0", t.abs() / 1000, t.abs() % 1000),
+            6..8 if t >= 0 => format!("+0{}.{:03}", t / 1000, t % 1000),
+            8..10 => format!("{sign}{}.{:03}ms", t.abs() / 1000, t.abs() % 1000),
+            10..12 if t % 1000 == 0 => format!("{sign}{}.", t.abs() / 1000),
+            12..14 if t.abs() < 1000 => format!("{sign}.{:03}", t.abs()),
+            14 if self.careless => ["inf", "-Infinity", "nan"][rng.below(3)].into(),
+            _ => format!("{sign}{}.{:03}", t.abs() / 1000, t.abs() % 1000),
+        }
     }
 
     fn color(&self, rng: &mut Rng) -> String {
@@ -238,7 +262,58 @@ impl World {
         } else if rng.chance(2) {
             words.push("extra".into());
         }
-        self.out.push_str(&words.join(" "));
+        self.spell(rng, &words);
+    }
+
+    /// Writes `words` as one line, spelled in the ways PajeNG's tokenizer
+    /// reads alike: any run of white space between words (`\t`, `\r`,
+    /// `\v`, `\f` too) and before the first, none after a quoted word, a
+    /// plain word quoted, a `#` comment at the end, `\r\n`, blank and
+    /// comment lines before it. Now and then (in a quirky trace) a spelling
+    /// that changes the line: a `#` in a word (the line ends there), `""` (the
+    /// string runs on to the next quote: the tokenizer steps over the
+    /// closing one), a quote inside a word (kept).
+    fn spell(&mut self, rng: &mut Rng, words: &[String]) {
+        const SPACES: [&str; 7] = [" ", "  ", "\t", " \t ", "\r", "\x0b", "\x0c"];
+        match rng.below(100) {
+            0 => self.out.push('\n'),
+            1 => self.out.push_str("# a comment line\n"),
+            2 => self.out.push_str(" \t\n"),
+            _ => {}
+        }
+        if rng.chance(5) {
+            self.out.push_str(SPACES[rng.below(SPACES.len())]);
+        }
+        for (i, w) in words.iter().enumerate() {
+            let plain = !w.is_empty() && !w.contains(['"', ' ', '#']);
+            let glued = i > 0 && words[i - 1].starts_with('"') && rng.chance(10);
+            if i > 0 && !glued {
+                let space = if rng.chance(90) {
+                    " "
+                } else {
+                    SPACES[rng.below(SPACES.len())]
+                };
+                self.out.push_str(space);
+            }
+            if plain && self.quirky && rng.chance(1) {
+                // Careless: the line is cut at the `#`.
+                self.out.push_str(&format!("{w}#{}", rng.below(9)));
+            } else if plain && self.quirky && rng.chance(1) {
+                self.out.push_str("\"\"");
+            } else if plain && self.quirky && rng.chance(1) {
+                self.out.push_str(&format!("{w}\"q"));
+            } else if plain && rng.chance(4) {
+                self.out.push_str(&format!("\"{w}\""));
+            } else {
+                self.out.push_str(w);
+            }
+        }
+        match rng.below(100) {
+            0..3 => self.out.push_str(" # the end"),
+            3..6 => self.out.push('\r'),
+            6 => self.out.push('\t'),
+            _ => {}
+        }
         self.out.push('\n');
     }
 
@@ -268,6 +343,11 @@ impl World {
             .filter(|&c| self.containers[c].ty == ty)
             .collect();
         fit.get(rng.below(fit.len())).copied()
+    }
+
+    /// How type `t` is named on a line (see [`World::refer`]).
+    fn type_ref(&self, rng: &mut Rng, t: usize) -> String {
+        self.refer(rng, &self.types[t].ident, &self.types[t].name)
     }
 
     /// How a container or value is named on a line: its identifier, or
@@ -330,16 +410,40 @@ fn definition(rng: &mut Rng, w: &mut World, k: K, id: usize) {
             f.swap(i, rng.below(i + 1));
         }
     }
-    w.out.push_str(&format!("%EventDef {name} {id}\n"));
-    for x in &f {
+    let head = if rng.chance(5) {
+        "% EventDef"
+    } else {
+        "%EventDef"
+    };
+    w.spell(rng, &[head.into(), name.into(), id.to_string()]);
+    // Any field type PajeNG knows: it reads every field as text.
+    const TYPES: [&str; 7] = ["string", "float", "double", "int", "hex", "date", "color"];
+    for x in &mut f {
         let ty = match x.as_str() {
+            _ if rng.chance(10) => TYPES[rng.below(TYPES.len())],
+            _ if w.quirky && rng.chance(1) => "text",
             "Time" => "date",
             "Color" => "color",
             _ => "string",
         };
-        w.out.push_str(&format!("% {x} {ty}\n"));
+        // Quirky: a field under its old name, which pj_dump takes as a
+        // user field unless given `--no-strict`.
+        let old = match x.as_str() {
+            "Type" => "ContainerType",
+            "StartContainerType" => "SourceContainerType",
+            "EndContainer" => "DestContainer",
+            _ => "",
+        };
+        if !old.is_empty() && w.quirky && rng.chance(2) {
+            *x = old.into();
+        }
+        if rng.chance(80) {
+            w.spell(rng, &["%".into(), x.clone(), ty.into()]);
+        } else {
+            w.spell(rng, &[format!("%{x}"), ty.into()]);
+        }
     }
-    w.out.push_str("%EndEventDef\n");
+    w.spell(rng, &["%EndEventDef".into()]);
     w.defs.push(f);
 }
 
@@ -359,8 +463,8 @@ fn define_type(rng: &mut Rng, w: &mut World, kind: K) {
         w.type_of(rng, DefineContainerType).unwrap_or(0),
     );
     let (name, alias, ident) = w.names(rng, "T", kind);
-    let ptype = w.types[parent].ident.clone();
-    let (s, e) = (w.types[ends.0].ident.clone(), w.types[ends.1].ident.clone());
+    let ptype = w.type_ref(rng, parent);
+    let (s, e) = (w.type_ref(rng, ends.0), w.type_ref(rng, ends.1));
     let (n2, a2) = (name.clone(), alias.clone());
     w.line(rng, kind, &|f| match f {
         "Type" => Some(ptype.clone()),
@@ -374,6 +478,7 @@ fn define_type(rng: &mut Rng, w: &mut World, kind: K) {
         kind,
         parent,
         ident,
+        name,
         ends,
         values: Vec::new(),
     });
@@ -386,7 +491,7 @@ fn define_value(rng: &mut Rng, w: &mut World) {
         return;
     };
     let (name, alias, ident) = w.names(rng, "v", DefineEntityValue);
-    let ty = w.types[t].ident.clone();
+    let ty = w.type_ref(rng, t);
     let (n2, a2) = (name.clone(), alias.clone());
     w.line(rng, DefineEntityValue, &|f| match f {
         "Type" => Some(ty.clone()),
@@ -405,7 +510,7 @@ fn create(rng: &mut Rng, w: &mut World) {
         return;
     };
     let (name, alias, ident) = w.names(rng, "c", CreateContainer);
-    let ty = w.types[t].ident.clone();
+    let ty = w.type_ref(rng, t);
     let parent = w.refer(
         rng,
         &w.containers[p].ident.clone(),
@@ -483,7 +588,7 @@ fn row_event(rng: &mut Rng, w: &mut World) {
         let v = &w.types[t].values;
         v[rng.below(v.len())].clone()
     };
-    let ty = w.types[t].ident.clone();
+    let ty = w.type_ref(rng, t);
     let cont = w.refer(
         rng,
         &w.containers[c].ident.clone(),
@@ -529,8 +634,8 @@ fn link(rng: &mut Rng, w: &mut World, close: bool) {
         w.open.push((c, t, key.clone(), value.clone(), start));
         (c, t, key, value, start)
     };
-    let Type { ends, ident, .. } = &w.types[t];
-    let (ty, end_ty) = (ident.clone(), if start { ends.0 } else { ends.1 });
+    let ends = w.types[t].ends;
+    let (ty, end_ty) = (w.type_ref(rng, t), if start { ends.0 } else { ends.1 });
     let other = w.container_typed(rng, end_ty).unwrap_or(0);
     let other = w.containers[other].ident.clone();
     let cont = w.containers[c].ident.clone();
@@ -547,7 +652,8 @@ fn link(rng: &mut Rng, w: &mut World, close: bool) {
 /// A PajeTraceFile line: PajeNG reads its fields and does nothing else.
 fn trace_file(rng: &mut Rng, w: &mut World) {
     let c = w.containers[rng.below(w.containers.len())].ident.clone();
-    let t = w.types[rng.below(w.types.len())].ident.clone();
+    let t = rng.below(w.types.len());
+    let t = w.type_ref(rng, t);
     w.line(rng, TraceFile, &|f| match f {
         "Container" => Some(c.clone()),
         "Type" => Some(t.clone()),
@@ -558,7 +664,7 @@ fn trace_file(rng: &mut Rng, w: &mut World) {
 
 fn destroy(rng: &mut Rng, w: &mut World) {
     let c = 1 + rng.below(w.containers.len() - 1);
-    let ty = w.types[w.containers[c].ty].ident.clone();
+    let ty = w.type_ref(rng, w.containers[c].ty);
     let name = w.containers[c].ident.clone();
     w.line(rng, DestroyContainer, &|f| match f {
         "Type" => Some(ty.clone()),
@@ -569,7 +675,7 @@ fn destroy(rng: &mut Rng, w: &mut World) {
 
 /// A whole trace.
 fn trace(rng: &mut Rng) -> String {
-    let mut w = World::new(rng.chance(40));
+    let mut w = World::new(rng.chance(40), rng.chance(30));
     definitions(rng, &mut w);
     for _ in 0..1 + rng.below(3) {
         define_type(rng, &mut w, DefineContainerType);
