@@ -2,7 +2,8 @@
 //! whole Pajé grammar, which no source of integrador writes: definitions
 //! with fields in any order and of any field type, user fields (one name
 //! twice, too, and fields under their old names), fields the event never
-//! reads, lines short of a field or with one too many, types, values and
+//! reads (`Line`, `File` and the other kinds' fields too), a known field
+//! twice, lines short of a field or with one too many, types, values and
 //! containers named by alias or by name, link keys used twice, colors of
 //! every shape, quoted names with spaces, destroys, PajeTraceFile lines,
 //! equal, decreasing and negative times spelled in any way spirit reads;
@@ -400,10 +401,25 @@ fn definition(rng: &mut Rng, w: &mut World, k: K, id: usize) {
         ("Alias", 8),
         ("Time", 6),
         ("Key", 4),
+        ("Line", 3),
+        ("File", 3),
+        ("Filename", 3),
+        ("Value", 2),
+        ("Name", 2),
+        ("Container", 2),
+        ("EndContainer", 2),
     ] {
         if rng.chance(percent) && (extra == "Foo" || !f.iter().any(|x| x == extra)) {
             f.push(extra.into());
         }
+    }
+    // Quirky: a known field twice, or `Event` (every definition has it
+    // already): pj_dump rejects both.
+    if w.quirky && rng.chance(3) && !f.is_empty() {
+        let again = f[rng.below(f.len())].clone();
+        f.push(again);
+    } else if w.quirky && rng.chance(1) {
+        f.push("Event".into());
     }
     if rng.chance(50) {
         for i in (1..f.len()).rev() {
