@@ -12,10 +12,12 @@
 //! each (container, type) is kept, which is all pj_dump's order check reads.
 
 mod replay;
+mod spirit;
 mod words;
 
 use super::{EventKind, Field, FIELD_TYPES};
 use replay::{ContainerInfo, Fields, Nature, TypeInfo};
+use spirit::parse_double;
 use std::collections::HashMap;
 use std::io::BufRead;
 use words::Words;
@@ -207,56 +209,6 @@ pub fn check<R: BufRead>(mut input: R) -> std::io::Result<Report> {
     }
     c.finish();
     Ok(c.report)
-}
-
-/// boost::spirit `double_` on a prefix, as pj_dump reads times and values:
-/// the longest numeric prefix, or `None` when there is none.
-fn parse_double(s: &str) -> Option<f64> {
-    s.get(..number_prefix(s.as_bytes()))?.parse().ok()
-}
-
-/// The length of the longest prefix of `s` that Rust's `f64` parser takes
-/// (0 when none): a sign, then `inf`, `infinity`, `nan` in any case, or
-/// digits with at most one point and an exponent. Found in one pass, as
-/// trying every prefix would take time in the square of a field's length.
-fn number_prefix(s: &[u8]) -> usize {
-    let sign = usize::from(matches!(s.first(), Some(b'+' | b'-')));
-    let rest = s.get(sign..).unwrap_or_default();
-    let word = |w: &[u8]| {
-        rest.get(..w.len())
-            .is_some_and(|p| p.eq_ignore_ascii_case(w))
-    };
-    if let Some(w) = [&b"infinity"[..], b"inf", b"nan"]
-        .into_iter()
-        .find(|w| word(w))
-    {
-        return sign + w.len();
-    }
-    let digits = |from: usize| {
-        from + s
-            .get(from..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count()
-    };
-    let int_end = digits(sign);
-    let mut end = int_end;
-    if s.get(end) == Some(&b'.') {
-        end = digits(end + 1);
-    }
-    if end - sign == usize::from(end > int_end) {
-        // No digit on either side of the point.
-        return 0;
-    }
-    if matches!(s.get(end), Some(b'e' | b'E')) {
-        let from = end + 1 + usize::from(matches!(s.get(end + 1), Some(b'+' | b'-')));
-        let exp_end = digits(from);
-        if exp_end > from {
-            end = exp_end;
-        }
-    }
-    end
 }
 
 impl Checker {
@@ -622,7 +574,7 @@ fn pj_dump_reads(kind: EventKind, f: Field) -> bool {
         || (f == Field::Color && reads_color)
 }
 
-/// The first user field an entity made from a line of `len` fields/// The first user field an entity made from a line of `len` fields
+/// The first user field an entity made from a line of `len` fields
 /// cannot read: PajeNG finds a user field by its name, so each name is
 /// read where it first appears in the definition, and only those places
 /// need to be on the line.
@@ -640,44 +592,4 @@ fn missing_user_field(slots: &[Slot], len: usize) -> Option<String> {
         }
     }
     None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn doubles_read_like_spirit() {
-        assert_eq!(parse_double("1.5"), Some(1.5));
-        assert_eq!(parse_double("2abc"), Some(2.0));
-        assert_eq!(parse_double("1e3"), Some(1000.0));
-        assert_eq!(parse_double("abc"), None);
-        for (s, n) in [
-            ("-InFinityx", 9),
-            ("infin", 3),
-            ("+nan1", 4),
-            ("1e", 1),
-            ("1e+", 1),
-        ] {
-            assert_eq!(number_prefix(s.as_bytes()), n, "{s}");
-        }
-        for (s, n) in [("1E-5x", 4), (".e5", 0), ("-.5e5.", 5), ("7.", 2), ("+", 0)] {
-            assert_eq!(number_prefix(s.as_bytes()), n, "{s}");
-        }
-    }
-
-    proptest::proptest! {
-        /// The one-pass prefix is the longest prefix that parses.
-        #[test]
-        fn number_prefix_is_the_longest_that_parses(s in proptest::prop_oneof![
-            "[-+0-9.eEinfatyNI x]{0,12}",
-            "[-+]?([0-9]{0,3}[.]?[0-9]{0,3}([eE][-+]?[0-9]{0,2})?|[iI][nN][fF]([iI][nN][iI][tT][yY]?)?|[nN][aA][nN]?)[-+.eEx0-9]{0,3}",
-        ]) {
-            let longest = (0..=s.len())
-                .rev()
-                .find(|&end| end == 0 || s[..end].parse::<f64>().is_ok())
-                .unwrap_or(0);
-            proptest::prop_assert_eq!(number_prefix(s.as_bytes()), longest, "{:?}", s);
-        }
-    }
 }
