@@ -6,12 +6,14 @@
 //! twice, lines short of a field or with one too many, types, values and
 //! containers named by alias or by name, link keys used twice, colors of
 //! every shape, quoted names with spaces, destroys, PajeTraceFile lines,
-//! equal, decreasing and negative times spelled in any way spirit reads;
+//! equal, decreasing and negative times spelled in any way spirit reads
+//! (a hair under a time, which spirit rounds its own way, too);
 //! every line spelled in the ways PajeNG's tokenizer reads (white space
 //! of every kind, quotes, comments, `\r\n`, blank lines) and its quirks
-//! (`""`, a `#` inside a word, a quote inside one). Most traces are meant to
-//! be valid; some get a mistake or two (a name used twice, a pop of an
-//! empty stack, a link left open, a reference to the wrong thing). The
+//! (`""`, a `#` inside a word, a quote inside one or ending a line). Most
+//! traces are meant to be valid; some get a mistake or two (a name used
+//! twice, a pop of an empty stack, a link left open, a reference to the
+//! wrong thing). The
 //! mutants of `tests/differential.rs` start from integrador's own traces
 //! and rarely reach these; each disagreement this test found was a rule
 //! of PajeNG the checker lacked.
@@ -223,6 +225,20 @@ impl World {
             10..12 if t % 1000 == 0 => format!("{sign}{}.", t.abs() / 1000),
             12..14 if t.abs() < 1000 => format!("{sign}.{:03}", t.abs()),
             14 if self.careless => ["inf", "-Infinity", "nan"][rng.below(3)].into(),
+            // A hair under the time: whether it rounds to the time or to
+            // the double below is where spirit and a correctly rounded
+            // parse part.
+            15..19 if t > 0 => {
+                let nines = "9".repeat(12 + rng.below(10));
+                let (s, ms) = ((t - 1) / 1000, (t - 1) % 1000);
+                format!("{s}.{ms:03}{nines}{}", rng.below(10))
+            }
+            // Leading zeros, which spirit counts as digits: 17 or more
+            // make the time 0.
+            19..21 if self.careless => {
+                let zeros = "0".repeat(14 + rng.below(6));
+                format!("{sign}{zeros}{}.{:03}", t.abs() / 1000, t.abs() % 1000)
+            }
             _ => format!("{sign}{}.{:03}", t.abs() / 1000, t.abs() % 1000),
         }
     }
@@ -271,9 +287,10 @@ impl World {
     /// `\v`, `\f` too) and before the first, none after a quoted word, a
     /// plain word quoted, a `#` comment at the end, `\r\n`, blank and
     /// comment lines before it. Now and then (in a quirky trace) a spelling
-    /// that changes the line: a `#` in a word (the line ends there), `""` (the
-    /// string runs on to the next quote: the tokenizer steps over the
-    /// closing one), a quote inside a word (kept).
+    /// that changes the line: a `#` in a word (the line ends there), `""`
+    /// (the string runs on to the next quote: the tokenizer steps over the
+    /// closing one), a quote inside a word (kept), a quote at the end (the
+    /// next line joins this one).
     fn spell(&mut self, rng: &mut Rng, words: &[String]) {
         const SPACES: [&str; 7] = [" ", "  ", "\t", " \t ", "\r", "\x0b", "\x0c"];
         match rng.below(100) {
@@ -308,6 +325,11 @@ impl World {
             } else {
                 self.out.push_str(w);
             }
+        }
+        if self.quirky && rng.chance(1) {
+            // An opening quote at the end: its newline is never looked
+            // at, so the next line joins this one.
+            self.out.push_str(" \"");
         }
         match rng.below(100) {
             0..3 => self.out.push_str(" # the end"),
