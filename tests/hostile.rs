@@ -130,7 +130,9 @@ fn endless_input_under_every_text_option_is_bounded() {
     assert!(report.contains("joins the lines after it past"), "{report}");
     assert!(rss.is_none_or(|kb| kb < 64 * 1024), "{rss:?}");
     // Times of 800 kB that are numbers up to their middle: the number is
-    // found in one pass (trying every prefix took 54 s a line).
+    // found in one pass (trying every prefix took 54 s a line). Spirit
+    // reads none in 400,000 digits (past 1e308), so each is a time pj_dump
+    // leaves unwritten: a warning, not a decision.
     let basic = fs::read_to_string(root().join("tests/paje/ok-basic.paje")).unwrap();
     let long = format!("{}{}", "1".repeat(400_000), "x".repeat(400_000));
     let times = basic
@@ -141,7 +143,9 @@ fn endless_input_under_every_text_option_is_bounded() {
     fs::write(&f, times).unwrap();
     let t = std::time::Instant::now();
     let (o, _) = bounded(&["check", s(&f)]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{report}");
+    assert_eq!(report.matches("is not a number").count(), 3, "{report}");
     assert!(t.elapsed().as_secs() < 30, "took {:?}", t.elapsed());
 }
 
