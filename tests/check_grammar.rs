@@ -251,10 +251,11 @@ impl World {
         }
     }
 
-    /// Writes a line of kind `k` whose fields come from `get` (a field not
-    /// given is `x`, as a user field's value), now and then a word short
-    /// or one too long.
-    fn line(&mut self, rng: &mut Rng, k: K, get: &dyn Fn(&str) -> Option<String>) {
+    /// Writes a line of kind `k` whose fields are `given` by name (a field
+    /// not given is `x`, as a user field's value), now and then a word
+    /// short or one too long.
+    fn line(&mut self, rng: &mut Rng, k: K, given: &[(&str, &str)]) {
+        let get = |f: &str| given.iter().find(|g| g.0 == f).map(|g| g.1.to_string());
         // Any of the kind's definitions.
         let mut ids = vec![KINDS.iter().position(|(x, _)| *x == k).unwrap_or(0)];
         ids.extend(
@@ -503,15 +504,14 @@ fn define_type(rng: &mut Rng, w: &mut World, kind: K) {
     let (name, alias, ident) = w.names(rng, "T", kind);
     let ptype = w.type_ref(rng, parent);
     let (s, e) = (w.type_ref(rng, ends.0), w.type_ref(rng, ends.1));
-    let (n2, a2) = (name.clone(), alias.clone());
-    w.line(rng, kind, &|f| match f {
-        "Type" => Some(ptype.clone()),
-        "Name" => Some(n2.clone()),
-        "Alias" => Some(a2.clone()),
-        "StartContainerType" => Some(s.clone()),
-        "EndContainerType" => Some(e.clone()),
-        _ => None,
-    });
+    let given = [
+        ("Type", ptype.as_str()),
+        ("Name", &name),
+        ("Alias", &alias),
+        ("StartContainerType", &s),
+        ("EndContainerType", &e),
+    ];
+    w.line(rng, kind, &given);
     w.types.push(Type {
         kind,
         parent,
@@ -530,13 +530,8 @@ fn define_value(rng: &mut Rng, w: &mut World) {
     };
     let (name, alias, ident) = w.names(rng, "v", DefineEntityValue);
     let ty = w.type_ref(rng, t);
-    let (n2, a2) = (name.clone(), alias.clone());
-    w.line(rng, DefineEntityValue, &|f| match f {
-        "Type" => Some(ty.clone()),
-        "Name" => Some(n2.clone()),
-        "Alias" => Some(a2.clone()),
-        _ => None,
-    });
+    let given = [("Type", ty.as_str()), ("Name", &name), ("Alias", &alias)];
+    w.line(rng, DefineEntityValue, &given);
     w.types[t].values.push(ident);
 }
 
@@ -554,14 +549,13 @@ fn create(rng: &mut Rng, w: &mut World) {
         &w.containers[p].ident.clone(),
         &w.containers[p].name.clone(),
     );
-    let (n2, a2) = (name.clone(), alias.clone());
-    w.line(rng, CreateContainer, &|f| match f {
-        "Type" => Some(ty.clone()),
-        "Container" => Some(parent.clone()),
-        "Name" => Some(n2.clone()),
-        "Alias" => Some(a2.clone()),
-        _ => None,
-    });
+    let given = [
+        ("Type", ty.as_str()),
+        ("Container", &parent),
+        ("Name", &name),
+        ("Alias", &alias),
+    ];
+    w.line(rng, CreateContainer, &given);
     w.containers.push(Container { ty: t, ident, name });
 }
 
@@ -632,12 +626,12 @@ fn row_event(rng: &mut Rng, w: &mut World) {
         &w.containers[c].ident.clone(),
         &w.containers[c].name.clone(),
     );
-    w.line(rng, k, &|f| match f {
-        "Type" => Some(ty.clone()),
-        "Container" => Some(cont.clone()),
-        "Value" => Some(value.clone()),
-        _ => None,
-    });
+    let given = [
+        ("Type", ty.as_str()),
+        ("Container", &cont),
+        ("Value", &value),
+    ];
+    w.line(rng, k, &given);
 }
 
 /// A link half: a new one, or the other half of an open one (now and
@@ -677,14 +671,15 @@ fn link(rng: &mut Rng, w: &mut World, close: bool) {
     let other = w.container_typed(rng, end_ty).unwrap_or(0);
     let other = w.containers[other].ident.clone();
     let cont = w.containers[c].ident.clone();
-    w.line(rng, if start { StartLink } else { EndLink }, &|f| match f {
-        "Type" => Some(ty.clone()),
-        "Container" => Some(cont.clone()),
-        "StartContainer" | "EndContainer" => Some(other.clone()),
-        "Value" => Some(value.clone()),
-        "Key" => Some(key.clone()),
-        _ => None,
-    });
+    let given = [
+        ("Type", ty.as_str()),
+        ("Container", &cont),
+        ("StartContainer", &other),
+        ("EndContainer", &other),
+        ("Value", &value),
+        ("Key", &key),
+    ];
+    w.line(rng, if start { StartLink } else { EndLink }, &given);
 }
 
 /// A PajeTraceFile line: PajeNG reads its fields and does nothing else.
@@ -692,23 +687,19 @@ fn trace_file(rng: &mut Rng, w: &mut World) {
     let c = w.containers[rng.below(w.containers.len())].ident.clone();
     let t = rng.below(w.types.len());
     let t = w.type_ref(rng, t);
-    w.line(rng, TraceFile, &|f| match f {
-        "Container" => Some(c.clone()),
-        "Type" => Some(t.clone()),
-        "Filename" => Some("part.paje".into()),
-        _ => None,
-    });
+    let given = [
+        ("Container", c.as_str()),
+        ("Type", &t),
+        ("Filename", "part.paje"),
+    ];
+    w.line(rng, TraceFile, &given);
 }
 
 fn destroy(rng: &mut Rng, w: &mut World) {
     let c = 1 + rng.below(w.containers.len() - 1);
     let ty = w.type_ref(rng, w.containers[c].ty);
     let name = w.containers[c].ident.clone();
-    w.line(rng, DestroyContainer, &|f| match f {
-        "Type" => Some(ty.clone()),
-        "Name" => Some(name.clone()),
-        _ => None,
-    });
+    w.line(rng, DestroyContainer, &[("Type", &ty), ("Name", &name)]);
 }
 
 /// A whole trace.
