@@ -128,7 +128,32 @@ pub struct TextReader<R> {
 struct Contexts {
     /// The last line's prefix length, the next one's likely length.
     guess: usize,
-    known: foldhash::HashMap<Box<[u8]>, Known>,
+    /// Each prefix's entry in `entries`.
+    known: foldhash::HashMap<Box<[u8]>, u32>,
+    entries: Vec<(Box<[u8]>, Known)>,
+    /// Entries by a cheap hash of their prefix's two ends ([`slot`]),
+    /// looked at before `known`: one multiplication and one compare,
+    /// where hashing the whole prefix and probing the map was about 140
+    /// instructions, on every line of both passes. Empty until the first
+    /// prefix is kept; `u32::MAX` for none.
+    recent: Vec<u32>,
+}
+
+/// The slots of [`Contexts::recent`]: a trace has few tasks per CPU.
+const RECENT: usize = 256;
+
+/// `prefix`'s slot in [`Contexts::recent`], from its first and last 16
+/// bytes: the tools pad the comm on the left and the pid on the right,
+/// so the pid and the CPU are in the last 16, and the first 8 are often
+/// spaces. `None` when it is shorter than 16.
+#[inline]
+fn slot(prefix: &[u8]) -> Option<usize> {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let (head, tail) = (prefix.first_chunk::<8>()?, prefix.last_chunk::<16>()?);
+    let (mid, end) = tail.split_at(8);
+    let word = |b: &[u8]| b.first_chunk::<8>().map_or(0, |w| u64::from_le_bytes(*w));
+    let h = (word(mid) ^ word(end).rotate_left(29)).wrapping_mul(K) ^ u64::from_le_bytes(*head);
+    Some((h.wrapping_mul(K) >> 56) as usize % RECENT)
 }
 
 /// A context as [`Contexts`] keeps it: where the comm is in the line.
@@ -157,13 +182,25 @@ impl Contexts {
     /// The context of a line that begins with a known prefix, and the
     /// offset of that prefix's `]`.
     #[inline]
-    fn find(&self, l: &[u8]) -> Option<(Known, usize)> {
+    fn find(&mut self, l: &[u8]) -> Option<(Known, usize)> {
         let n = self.guess;
         let prefix = l.get(..n)?;
         if prefix.last() != Some(&b']') {
             return None;
         }
-        Some((*self.known.get(prefix)?, n - 1))
+        let slot = slot(prefix);
+        if let Some(&i) = slot.and_then(|s| self.recent.get(s)) {
+            if let Some((p, k)) = self.entries.get(i as usize) {
+                if **p == *prefix {
+                    return Some((*k, n - 1));
+                }
+            }
+        }
+        let i = *self.known.get(prefix)?;
+        if let Some(r) = slot.and_then(|s| self.recent.get_mut(s)) {
+            *r = i;
+        }
+        Some((self.entries.get(i as usize)?.1, n - 1))
     }
 
     fn keep(&mut self, l: &str, c: &Context<'_>) {
@@ -177,8 +214,13 @@ impl Contexts {
             return;
         }
         self.guess = prefix.len();
-        if self.known.len() >= Self::MAX {
+        if self.entries.len() >= Self::MAX {
             self.known.clear();
+            self.entries.clear();
+        }
+        if self.recent.is_empty() || self.entries.is_empty() {
+            self.recent.clear();
+            self.recent.resize(RECENT, u32::MAX);
         }
         let k = Known {
             comm: (start, start + comm.len()),
@@ -186,7 +228,20 @@ impl Contexts {
             tgid,
             cpu,
         };
-        self.known.insert(prefix.into(), k);
+        // A prefix already kept (a slot's other prefix took it over) is
+        // the same context: read the same way twice.
+        let i = match self.known.get(prefix) {
+            Some(&i) => i,
+            None => {
+                let i = self.entries.len() as u32;
+                self.entries.push((prefix.into(), k));
+                self.known.insert(prefix.into(), i);
+                i
+            }
+        };
+        if let Some(r) = slot(prefix).and_then(|s| self.recent.get_mut(s)) {
+            *r = i;
+        }
     }
 }
 
@@ -437,10 +492,11 @@ impl<'a> Fields<'a> {
         let first = *k.first()?;
         let mut i = self.at;
         // Each key starts with a byte that is rare before it (a space,
-        // mostly): memchr to each one, then the whole key. (A byte loop
-        // that tested every position was a tenth of the decoder.)
+        // mostly): to each one, then the whole key. (A byte loop that
+        // tested every position was a tenth of the decoder; memchr's
+        // set-up costs more than the few bytes it looks at here.)
         loop {
-            i += memchr::memchr(first, b.get(i..)?)?;
+            i += b.get(i..)?.iter().position(|&c| c == first)?;
             if b.get(i..i + k.len())? == k {
                 let v = self.s.get(self.at..i)?;
                 self.at = i + k.len();
@@ -1413,5 +1469,33 @@ mod tests {
         assert!(!perf_frame(
             "cc1  4101 [000]  2740.161572: sched:sched_switch: x (y)"
         ));
+    }
+
+    /// The one-pass time reading is the general path's, on any text made
+    /// of the bytes a time holds and the ones around it.
+    mod times {
+        use super::super::{plain_time, time_end, ts_ns};
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(5_000))]
+            #[test]
+            fn times_as_the_general_path(t in "[0-9]{0,21}(\\.[0-9]{0,11})?(: ?|:x| :)?[a-z]?") {
+                let slow = time_end(t.as_bytes())
+                    .and_then(|c| Some((ts_ns(t.get(..c)?)?, c + 2)));
+                if let Some(fast) = plain_time(t.as_bytes()) {
+                    prop_assert_eq!(Some(fast), slow, "{}", t);
+                } else {
+                    // The shape it reads, with 1 to 18 digits, then 1 to 9.
+                    let shaped = t.split_once('.').is_some_and(|(s, f)| {
+                        let f = f.split(':').next().unwrap_or("");
+                        (1..=18).contains(&s.len())
+                            && (1..=9).contains(&f.len())
+                            && t.contains(": ")
+                    });
+                    prop_assert!(!shaped || slow.is_none(), "{}", t);
+                }
+            }
+        }
     }
 }
