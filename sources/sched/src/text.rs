@@ -228,8 +228,8 @@ impl Contexts {
             tgid,
             cpu,
         };
-        // A prefix already kept (a slot's other prefix took it over) is
-        // the same context: read the same way twice.
+        // A prefix kept before (not looked up: the line before had a
+        // prefix of another length) is the same context, read again.
         let i = match self.known.get(prefix) {
             Some(&i) => i,
             None => {
