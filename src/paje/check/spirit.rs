@@ -226,9 +226,9 @@ mod tests {
     }
 
     /// Each against pj_dump 1.3.6's reading, found by the decision it took
-    /// on a trace whose order turns on it (tests/paje: ok-time-rounded-
-    /// as-spirit-rounds-it, bad-time-after-seventeen-zeros-is-zero) or by
-    /// following Boost 1.74's code.
+    /// on a trace whose order turns on it (tests/paje: ok-seventeen-digit-
+    /// time-read-as-spirit-rounds-it, bad-time-after-seventeen-zeros-is-
+    /// zero) or by following Boost 1.74's code.
     #[test]
     fn reads_as_spirit_does() {
         let cases: [(&str, Option<f64>); 27] = [
