@@ -496,7 +496,7 @@ impl<'a> Fields<'a> {
         // tested every position was a tenth of the decoder; memchr's
         // set-up costs more than the few bytes it looks at here.)
         loop {
-            i += b.get(i..)?.iter().position(|&c| c == first)?;
+            i = byte_from(b, i, first)?;
             if b.get(i..i + k.len())? == k {
                 let v = self.s.get(self.at..i)?;
                 self.at = i + k.len();
@@ -510,6 +510,28 @@ impl<'a> Fields<'a> {
     fn int(&self) -> Option<i32> {
         num(self.s.get(self.at..)?)
     }
+}
+
+/// The offset of the first `x` in `b` from `i` on, eight bytes a step:
+/// the few bytes to a field's end are of any number, and a loop of one
+/// byte a step missed its exit nearly every time (memchr's set-up costs
+/// more than these few bytes).
+#[inline]
+fn byte_from(b: &[u8], mut i: usize, x: u8) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let pattern = u64::from_ne_bytes([x; 8]);
+    while let Some(w) = b.get(i..).and_then(|t| t.first_chunk::<8>()) {
+        // A zero byte where `x` is; the lowest flagged byte is the first
+        // zero (a false flag can only come above a true one).
+        let v = u64::from_le_bytes(*w) ^ pattern;
+        let zero = v.wrapping_sub(ONES) & !v & HIGH;
+        if zero != 0 {
+            return Some(i + (zero.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    Some(i + b.get(i..)?.iter().position(|&c| c == x)?)
 }
 
 /// ftrace's and perf's sched_switch (`prev_comm= prev_pid= prev_prio=
@@ -964,8 +986,10 @@ fn event_part<'a>(line: &Line<'a>) -> Result<Head<'a>, &'static str> {
         }
     };
     let from = skip_space(b, after);
-    // The event's name is a few bytes long: a plain loop.
-    let mut c = from;
+    // The scheduler's own names, compared whole (none holds a `:`); any
+    // other name is a few bytes long: a plain loop. (The loop's exit,
+    // after a name of any length, was a fifth of this function.)
+    let mut c = from + known_event(b.get(from..).unwrap_or_default());
     while b.get(c).is_some_and(|&x| x != b':') {
         c += 1;
     }
@@ -994,6 +1018,36 @@ fn event_part<'a>(line: &Line<'a>) -> Result<Head<'a>, &'static str> {
         payload: payload.trim_ascii_start(),
         text: l,
     })
+}
+
+/// The length of the event name `b` starts with when it is one of the
+/// scheduler events every trace is made of, followed by its `:`; else 0.
+#[inline]
+fn known_event(b: &[u8]) -> usize {
+    // Two overlapping words each, and one branch: a `match` on the
+    // arrays compared byte by byte, a branch each.
+    const fn words(s: &[u8; 13]) -> (u64, u64) {
+        let [a, b, c, d, e, f, g, h, i, j, k, l, m] = *s;
+        (
+            u64::from_le_bytes([a, b, c, d, e, f, g, h]),
+            u64::from_le_bytes([f, g, h, i, j, k, l, m]),
+        )
+    }
+    const SWITCH: (u64, u64) = words(b"sched_switch:");
+    const WAKING: (u64, u64) = words(b"sched_waking:");
+    const WAKEUP: (u64, u64) = words(b"sched_wakeup:");
+    let (Some(head), Some(tail)) = (
+        b.first_chunk::<8>(),
+        b.get(5..).and_then(|t| t.first_chunk::<8>()),
+    ) else {
+        return 0;
+    };
+    let w = (u64::from_le_bytes(*head), u64::from_le_bytes(*tail));
+    if (w == SWITCH) | (w == WAKING) | (w == WAKEUP) {
+        12
+    } else {
+        0
+    }
 }
 
 /// The offset of the first byte from `i` on that is not ASCII space.
@@ -1471,10 +1525,11 @@ mod tests {
         ));
     }
 
-    /// The one-pass time reading is the general path's, on any text made
-    /// of the bytes a time holds and the ones around it.
+    /// The one-pass readings (times, field ends, event names) are the
+    /// general ones, on any text made of the bytes they look for and the
+    /// ones around them.
     mod times {
-        use super::super::{plain_time, time_end, ts_ns};
+        use super::super::{byte_from, known_event, plain_time, time_end, ts_ns};
         use proptest::prelude::*;
 
         proptest! {
@@ -1495,6 +1550,42 @@ mod tests {
                     });
                     prop_assert!(!shaped || slow.is_none(), "{}", t);
                 }
+            }
+
+            /// Eight bytes a step find what one byte a step finds, from
+            /// any offset, with the byte anywhere (or nowhere, or past
+            /// the last whole word).
+            #[test]
+            fn bytes_found_a_word_at_a_time(
+                b in proptest::collection::vec(prop_oneof![Just(b' '), Just(b'='), any::<u8>()], 0..40),
+                from in 0usize..44,
+                x in prop_oneof![Just(b' '), Just(b'='), Just(0u8), Just(0x80u8), any::<u8>()],
+            ) {
+                let slow = b.get(from..).and_then(|t| t.iter().position(|&c| c == x)).map(|p| from + p);
+                prop_assert_eq!(byte_from(&b, from, x), slow);
+            }
+
+            /// The names compared a word at a time are the three, each
+            /// with its `:`, and nothing else is.
+            #[test]
+            fn known_events_by_words(
+                name in prop_oneof![
+                    Just("sched_switch".to_string()),
+                    Just("sched_waking".to_string()),
+                    Just("sched_wakeup".to_string()),
+                    Just("sched_wakeup_new".to_string()),
+                    "sched_[a-z_]{0,8}",
+                    "[a-z_]{0,14}",
+                ],
+                cut in 0usize..20,
+                after in "[: a-z]{0,3}",
+            ) {
+                let line = format!("{name}{after}");
+                let b = line.as_bytes().get(..cut.min(line.len())).unwrap_or_default();
+                let named = ["sched_switch:", "sched_waking:", "sched_wakeup:"]
+                    .iter()
+                    .any(|n| b.starts_with(n.as_bytes()));
+                prop_assert_eq!(known_event(b), if named { 12 } else { 0 }, "{:?}", line);
             }
         }
     }
