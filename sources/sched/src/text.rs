@@ -149,10 +149,10 @@ const RECENT: usize = 256;
 #[inline]
 fn slot(prefix: &[u8]) -> Option<usize> {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let (head, tail) = (prefix.first_chunk::<8>()?, prefix.last_chunk::<16>()?);
-    let (mid, end) = tail.split_at(8);
-    let word = |b: &[u8]| b.first_chunk::<8>().map_or(0, |w| u64::from_le_bytes(*w));
-    let h = (word(mid) ^ word(end).rotate_left(29)).wrapping_mul(K) ^ u64::from_le_bytes(*head);
+    let head = u64::from_le_bytes(*prefix.first_chunk::<8>()?);
+    let mid = u64::from_le_bytes(*prefix.last_chunk::<16>()?.first_chunk::<8>()?);
+    let end = u64::from_le_bytes(*prefix.last_chunk::<8>()?);
+    let h = (mid ^ end.rotate_left(29)).wrapping_mul(K) ^ head;
     Some((h.wrapping_mul(K) >> 56) as usize % RECENT)
 }
 
@@ -492,9 +492,9 @@ impl<'a> Fields<'a> {
         let first = *k.first()?;
         let mut i = self.at;
         // Each key starts with a byte that is rare before it (a space,
-        // mostly): to each one, then the whole key. (A byte loop that
-        // tested every position was a tenth of the decoder; memchr's
-        // set-up costs more than the few bytes it looks at here.)
+        // mostly): to each one ([`byte_from`]), then the whole key. (A
+        // loop that tested the key at every position was a tenth of the
+        // decoder.)
         loop {
             i = byte_from(b, i, first)?;
             if b.get(i..i + k.len())? == k {
