@@ -13,6 +13,7 @@ use crate::Format;
 /// allocation of its own.
 pub use compact_str::CompactString as Name;
 use memchr::memmem::Finder;
+use std::hash::BuildHasher;
 use std::io::Read;
 use std::sync::LazyLock;
 
@@ -116,6 +117,46 @@ pub struct TextReader<R> {
     contexts: Contexts,
     /// Whether events carry the context's comm and a wakeup's comm.
     task_names: bool,
+    parsed: Parsed,
+}
+
+/// Switch and wakeup events read before, by their text from the event's
+/// name to the line's end: a trace has few tasks per CPU, so the same
+/// text comes again and again (in the kernel-trace fixtures, 264 texts
+/// make 5,908 lines, and 167 make 1,611), and reading it again (the
+/// payload's fields, then each name copied) was about a third of the
+/// decoding thread's samples. A slot holds the latest text that hashed
+/// to it; a hit is compared whole, so the event is the one the text
+/// reads as.
+#[derive(Default)]
+struct Parsed {
+    slots: Vec<(Vec<u8>, Kind)>,
+    hasher: foldhash::fast::FixedState,
+}
+
+impl Parsed {
+    /// Slots: a few times the texts of a trace of a few busy tasks per
+    /// CPU; about 110 KiB, and the texts.
+    const SLOTS: usize = 1024;
+    /// Longer texts are read every time (a switch of two 15-byte comms
+    /// is about 130 bytes).
+    const MAX_KEY: usize = 200;
+
+    /// The slot for `key`, and whether it holds `key`'s event; `None`
+    /// for a text too long to keep.
+    #[inline]
+    fn look(&mut self, key: &[u8]) -> Option<(&mut (Vec<u8>, Kind), bool)> {
+        if key.len() > Self::MAX_KEY {
+            return None;
+        }
+        if self.slots.is_empty() {
+            self.slots.resize_with(Self::SLOTS, Default::default);
+        }
+        let i = self.hasher.hash_one(key) as usize % Self::SLOTS;
+        let slot = self.slots.get_mut(i)?;
+        let hit = slot.0 == key;
+        Some((slot, hit))
+    }
 }
 
 /// Contexts met before, by the line's text up to its CPU column's `]`: a
@@ -644,6 +685,7 @@ impl<R: Read> TextReader<R> {
             lost: Vec::new(),
             contexts: Contexts::default(),
             task_names: true,
+            parsed: Parsed::default(),
         }
     }
 
@@ -745,10 +787,44 @@ impl<R: Read> TextReader<R> {
     /// Overwrites `ev` with the next event, reusing its strings;
     /// `Ok(false)` at the end.
     pub fn read_into(&mut self, ev: &mut Event) -> Result<bool, TextError> {
+        // Out of `self` while the line borrows it; put back at the end
+        // (after an error it is lost, and reading stops anyway).
+        let mut parsed = std::mem::take(&mut self.parsed);
+        let read = self.read_parsed(ev, &mut parsed);
+        self.parsed = parsed;
+        read
+    }
+
+    fn read_parsed(&mut self, ev: &mut Event, parsed: &mut Parsed) -> Result<bool, TextError> {
         let task_names = self.task_names;
         let Some((line, h)) = self.next_line()? else {
             return Ok(false);
         };
+        // The event and its payload are read from the line's text from
+        // the event's name on, and from nothing else.
+        let from = (h.event.as_ptr() as usize).wrapping_sub(h.text.as_ptr() as usize);
+        let key = h.text.as_bytes().get(from..).unwrap_or_default();
+        let cached = match h.event {
+            "sched_switch" | "sched_waking" | "sched_wakeup" => parsed.look(key),
+            _ => None,
+        };
+        let fill = |ev: &mut Event| {
+            ev.line = line;
+            if task_names {
+                set(&mut ev.comm, h.comm);
+            } else {
+                ev.comm.clear();
+            }
+            ev.pid = h.pid;
+            ev.tgid = h.tgid;
+            ev.cpu = h.cpu;
+            ev.ts_ns = h.ts_ns;
+        };
+        if let Some((slot, true)) = cached {
+            fill(ev);
+            ev.kind.clone_from(&slot.1);
+            return Ok(true);
+        }
         let mut kind = payload_kind(h.event, h.payload).ok_or_else(|| TextError {
             line,
             what: format!(
@@ -759,20 +835,18 @@ impl<R: Read> TextReader<R> {
         })?;
         // Field by field, strings into the event's own buffers: neither a
         // new `Event` nor new strings.
-        ev.line = line;
-        if task_names {
-            set(&mut ev.comm, h.comm);
-        } else {
-            ev.comm.clear();
+        fill(ev);
+        if !task_names {
             if let Payload::Wakeup { comm, .. } = &mut kind {
                 *comm = "";
             }
         }
-        ev.pid = h.pid;
-        ev.tgid = h.tgid;
-        ev.cpu = h.cpu;
-        ev.ts_ns = h.ts_ns;
         kind.store(&mut ev.kind);
+        if let Some((slot, false)) = cached {
+            slot.0.clear();
+            slot.0.extend_from_slice(key);
+            slot.1.clone_from(&ev.kind);
+        }
         Ok(true)
     }
 }
@@ -1496,6 +1570,64 @@ mod tests {
             let parsed = cpu.parse::<u32>().ok();
             let read = context(&l, Format::Ftrace).ok().map(|c| c.3);
             assert_eq!(read, parsed, "{cpu}");
+        }
+    }
+
+    /// An event whose text was read before is taken from the reader's
+    /// slots: in traces of more texts than slots, which share slots and
+    /// push each other out, met again in another order, each event is
+    /// still the one its line reads as alone; a waking and a wakeup of
+    /// the same payload stay apart, and so do the same lines read in
+    /// perf's shape and without the task names.
+    #[test]
+    fn events_read_again_from_their_text_are_their_lines_own() {
+        // Four texts for each `i`: more texts than slots in a round.
+        let n = Parsed::SLOTS as i32 / 3;
+        let mut ftrace = Vec::new();
+        let mut perf = Vec::new();
+        for round in 0..3 {
+            for i in 0..n {
+                let p = if round == 1 { n - i } else { i };
+                let q = (p * 7) % n;
+                let (a, b) = (format!("t{p}"), format!("u {q}"));
+                let ts = format!("{}.{:06}", 10 + round, i);
+                for (event, payload) in [
+                    ("sched_waking", format!("comm={a} pid={p} prio=120 target_cpu=001")),
+                    ("sched_wakeup", format!("comm={a} pid={p} prio=120 target_cpu=001")),
+                    ("sched_switch", format!("prev_comm={a} prev_pid={p} prev_prio=120 prev_state=S ==> next_comm={b} next_pid={q} next_prio=120")),
+                    ("sched_switch", format!("prev_comm={a} prev_pid={p} prev_prio=120 prev_state=R+ ==> next_comm={b} next_pid={q} next_prio=120")),
+                ] {
+                    ftrace.push(format!("  bash-12  [001] d..2.  {ts}: {event}: {payload}"));
+                    perf.push(format!("bash 12 [001] {ts}: sched:{event}: {payload}"));
+                }
+            }
+            // One text longer than a slot keeps, twice.
+            let long = "x".repeat(Parsed::MAX_KEY);
+            for _ in 0..2 {
+                ftrace.push(format!("  bash-12  [001] d..2.  10.5: sched_waking: comm={long} pid=3 prio=120 target_cpu=001"));
+            }
+        }
+        for (format, lines) in [(Format::Ftrace, ftrace), (Format::Perf, perf)] {
+            let text = lines.join("\n") + "\n";
+            for names in [true, false] {
+                let mut r = TextReader::new(text.as_bytes(), format);
+                if !names {
+                    r = r.without_task_names();
+                }
+                let mut ev = Event::default();
+                for (i, l) in lines.iter().enumerate() {
+                    assert!(r.read_into(&mut ev).unwrap(), "{l}");
+                    let one = format!("{l}\n");
+                    let mut alone = TextReader::new(one.as_bytes(), format);
+                    if !names {
+                        alone = alone.without_task_names();
+                    }
+                    let mut want = alone.next_event().unwrap().unwrap();
+                    want.line = i as u64 + 1;
+                    assert_eq!(ev, want, "{l}");
+                }
+                assert!(!r.read_into(&mut ev).unwrap());
+            }
         }
     }
 
