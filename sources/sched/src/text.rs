@@ -143,10 +143,10 @@ impl Parsed {
     const MAX_KEY: usize = 200;
 
     /// The slot for `key`, and whether it holds `key`'s event; `None`
-    /// for a text too long to keep.
+    /// for a text too long to keep, or empty (as a slot never filled).
     #[inline]
     fn look(&mut self, key: &[u8]) -> Option<(&mut (Vec<u8>, Kind), bool)> {
-        if key.len() > Self::MAX_KEY {
+        if key.is_empty() || key.len() > Self::MAX_KEY {
             return None;
         }
         if self.slots.is_empty() {
@@ -787,8 +787,8 @@ impl<R: Read> TextReader<R> {
     /// Overwrites `ev` with the next event, reusing its strings;
     /// `Ok(false)` at the end.
     pub fn read_into(&mut self, ev: &mut Event) -> Result<bool, TextError> {
-        // Out of `self` while the line borrows it; put back at the end
-        // (after an error it is lost, and reading stops anyway).
+        // Out of `self` while the line borrows it, and put back after,
+        // an error or not.
         let mut parsed = std::mem::take(&mut self.parsed);
         let read = self.read_parsed(ev, &mut parsed);
         self.parsed = parsed;
