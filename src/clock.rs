@@ -106,17 +106,20 @@ impl Slope {
     /// `floor(d * num / den)` for `|d| < 2^64`.
     #[inline]
     fn floor(&self, d: i128) -> i128 {
-        let a = d.unsigned_abs();
-        let den = u128::from(self.den);
+        // Every product is of two u64s, one multiplication each: with
+        // `|d|` as a u128 they were 128-bit products, three each.
+        let a = u64::try_from(d.unsigned_abs()).unwrap_or(u64::MAX);
+        let mul = |x: u64, y: u64| u128::from(x) * u128::from(y);
         // m / 2^64 is r / den less under 2^-64, so the guess is the floor
-        // of a * r / den or one less: one step up at most.
-        let mut g = (a * u128::from(self.m)) >> 64;
-        let mut rem = a * u128::from(self.r) - g * den;
-        if rem >= den {
+        // of a * r / den or one less: one step up at most. (Below a, so
+        // a u64.)
+        let mut g = (mul(a, self.m) >> 64) as u64;
+        let mut rem = mul(a, self.r) - mul(g, self.den);
+        if rem >= u128::from(self.den) {
             g += 1;
-            rem -= den;
+            rem -= u128::from(self.den);
         }
-        let f = (a * u128::from(self.q) + g) as i128;
+        let f = (mul(a, self.q) + u128::from(g)) as i128;
         if d < 0 {
             -f - i128::from(rem != 0)
         } else {
