@@ -72,24 +72,12 @@ impl Default for Kind {
 impl Clone for Kind {
     fn clone(&self) -> Kind {
         match self {
-            Kind::Switch {
-                prev_comm,
-                prev_pid,
-                prev_state,
-                next_comm,
-                next_pid,
-            } => Kind::Switch {
-                prev_comm: prev_comm.clone(),
-                prev_pid: *prev_pid,
-                prev_state: prev_state.clone(),
-                next_comm: next_comm.clone(),
-                next_pid: *next_pid,
-            },
-            Kind::Wakeup { event, comm, pid } => Kind::Wakeup {
-                event: event.clone(),
-                comm: comm.clone(),
-                pid: *pid,
-            },
+            // Into an empty one of the same variant ([`Kind::clone_from`]).
+            Kind::Switch { .. } | Kind::Wakeup { .. } => {
+                let mut k = Kind::Exit { pid: 0 };
+                k.clone_from(self);
+                k
+            }
             Kind::Fork {
                 pid,
                 child_comm,
@@ -169,6 +157,7 @@ impl Clone for Kind {
                 comm.clone_from(b);
                 *pid = *c;
             }
+            // (Neither a switch nor a wakeup: `clone` does not come back.)
             (this, source) => *this = source.clone(),
         }
     }
