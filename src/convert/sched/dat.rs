@@ -3,7 +3,7 @@
 //! converter serves both.
 
 use crate::error::{Error, Result};
-use crate::prefetch::Prefetch;
+use crate::prefetch::{Next, Prefetch};
 use integrador_sched::text::{Event, Kind, TextReader};
 use integrador_tracedat::{Kind as DatKind, TraceDat};
 use std::path::Path;
@@ -57,18 +57,34 @@ fn lost(l: &integrador_sched::text::Lost) -> u64 {
 }
 
 impl Events {
-    /// Overwrites `ev` with the next event (the text readers reuse its
-    /// strings); `Ok(false)` at the end.
-    pub(super) fn next_into(&mut self, path: &Path, ev: &mut Box<Event>) -> Result<bool> {
+    /// The next event: where it lies in its batch when read on a thread
+    /// of its own, else read into `scratch` (the text readers reuse its
+    /// strings); `None` at the end. (Swapped out of its batch instead, an
+    /// event went from core to core twice: 1 GB of ftrace took 0.949 of
+    /// the time read in place, medians of 9 alternating rounds.)
+    pub(super) fn next_ref<'a>(
+        &'a mut self,
+        path: &Path,
+        scratch: &'a mut Event,
+    ) -> Result<Option<&'a Event>> {
         match self {
-            Events::Text(r) => r.read_into(ev).map_err(|e| Error::in_file(path, e)),
-            Events::Thread(p, end) => p.swap_next(&mut **ev, end),
+            Events::Text(r) => Ok(r
+                .read_into(scratch)
+                .map_err(|e| Error::in_file(path, e))?
+                .then_some(scratch)),
+            Events::Thread(p, end) => match p.next_record()? {
+                Next::Record(ev) => Ok(Some(ev)),
+                Next::End(e) => {
+                    *end = e;
+                    Ok(None)
+                }
+            },
             Events::Dat(d) => match d.next_event().map_err(|e| Error::in_file(path, e))? {
                 Some(e) => {
-                    **ev = event(e);
-                    Ok(true)
+                    *scratch = event(e);
+                    Ok(Some(scratch))
                 }
-                None => Ok(false),
+                None => Ok(None),
             },
         }
     }

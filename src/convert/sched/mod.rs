@@ -134,13 +134,18 @@ struct Row {
 
 /// Converts one kernel text trace.
 pub struct SchedSource {
+    reader: dat::Events,
+    /// Where a reader on this thread puts the event it reads (a decoding
+    /// thread's events are read where they lie in their batch).
+    scratch: Box<Event>,
+    conv: Conv,
+}
+
+/// What converting a kernel trace keeps, apart from its reader: the event
+/// read is borrowed from the reader while these change.
+struct Conv {
     path: PathBuf,
     format: Format,
-    reader: dat::Events,
-    /// The event being converted; its strings are filled again by the
-    /// next read. Boxed: taken out and put back per event, it moves as a
-    /// pointer, not as 136 bytes twice.
-    current: Option<Box<Event>>,
     cpus: Cpus,
     switches: Vec<Switch>,
     /// Ops waiting until no inferred switch can come before them:
@@ -232,11 +237,9 @@ impl SchedSource {
             notes,
             ..SourceStats::default()
         };
-        let source = SchedSource {
+        let conv = Conv {
             path: path.to_path_buf(),
             format,
-            reader,
-            current: Some(Box::default()),
             cpus: Cpus::new(),
             switches: Vec::new(),
             staged: Sorted::default(),
@@ -253,6 +256,11 @@ impl SchedSource {
             done: false,
             os: Arc::clone(os),
         };
+        let source = SchedSource {
+            reader,
+            scratch: Box::default(),
+            conv,
+        };
         let mut timeline = Timeline::lanes(window, stats);
         placement.anchor.lane(&mut timeline, clock);
         // `release` hands on in time order: what would step back behind
@@ -260,7 +268,9 @@ impl SchedSource {
         timeline.ordered();
         Ok(Converted::new(source, timeline))
     }
+}
 
+impl Conv {
     /// The container of task `pid`: a Thread of its process's Process
     /// when the trace gives its thread group, else its own Process; named
     /// `<pid> <comm>` unless another source named it (an MPI rank).
@@ -500,26 +510,26 @@ fn name_task(reg: &mut Registry, c: ContainerId, pid: i32, comm: &str) {
 
 impl Converter for SchedSource {
     fn pull(&mut self, reg: &mut Registry, out: &mut Timeline) -> Result<bool> {
-        if self.done {
+        let c = &mut self.conv;
+        if c.done {
             return Ok(false);
         }
-        let mut ev = self.current.take().unwrap_or_default();
-        if !self.reader.next_into(&self.path, &mut ev)? {
-            self.release(out, None)?;
-            self.done = true;
+        let Some(ev) = self.reader.next_ref(&c.path, &mut self.scratch)? else {
+            c.release(out, None)?;
+            c.done = true;
             out.stats.end_of_text(
-                &self.path,
+                &c.path,
                 self.reader.cut(),
                 "no scheduler event in this trace",
             );
-            let (i, o) = self.inferred;
+            let (i, o) = c.inferred;
             out.stats.notes.push(format!(
                 "{i} switch(es) onto and {o} off a CPU inferred (not recorded by the kernel)"
             ));
-            if self.late > 0 {
+            if c.late > 0 {
                 out.stats.notes.push(format!(
                     "{} inferred change(s) placed up to {} s late (a CPU without events for longer)",
-                    self.late,
+                    c.late,
                     MAX_LAG_NS / 1_000_000_000
                 ));
             }
@@ -531,16 +541,15 @@ impl Converter for SchedSource {
                 out.stats.warnings += 1;
             }
             return Ok(false);
-        }
-        self.newest = self.newest.max(ev.ts_ns);
-        self.renamed(reg, &ev);
-        self.event(reg, &ev);
-        let upto = self
+        };
+        c.newest = c.newest.max(ev.ts_ns);
+        c.renamed(reg, ev);
+        c.event(reg, ev);
+        let upto = c
             .cpus
             .watermark()
-            .map(|w| w.max(self.newest.saturating_sub(MAX_LAG_NS)));
-        self.current = Some(ev);
-        self.release(out, upto)?;
+            .map(|w| w.max(c.newest.saturating_sub(MAX_LAG_NS)));
+        c.release(out, upto)?;
         Ok(true)
     }
 }
