@@ -11,8 +11,10 @@
 # the ratios. Not a
 # test: figures, on this machine.
 #
-#   benches/all.sh [SCALE] [DIR] [ROUNDS]
+#   benches/all.sh [SCALE] [DIR] [ROUNDS] [FORMAT]
 #
+# FORMAT (traced, clog2, rastro, akypuera, pcp or ftrace) makes only that
+# row.
 # SCALE 1 = about 100 MB, 10 = 1 GB. Each row is ROUNDS rounds (default
 # 3) of our two runs and the peers' one, in turn: times are medians, a
 # ratio is the median of the rounds' own ratios (with their range),
@@ -29,6 +31,7 @@ cd "$(dirname "$0")/.."
 scale=${1:-1}
 dir=${2:-${TMPDIR:-/tmp}}/integrador-bench
 pairs=${3:-3}
+only=${4:-}
 fixtures=${INTEGRADOR_FIXTURES:-tests/data}
 cargo build --release -q
 for p in clog rastro pcp; do cargo build --release -q -p "integrador-$p" --examples; done
@@ -57,6 +60,9 @@ timed() {
     rm -f "$log"
 }
 
+# Whether the table has format $1's row.
+want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
+
 # One round of a row: our run to a file, ours to /dev/null, then each
 # installed peer on the same work; appends "secs nsecs rss ncpu events
 # pj aky pmd" to $rounds (a peer not run: -).
@@ -66,6 +72,12 @@ round() { # $1 = format, then integrador's arguments
     # The input was just written: its pages go to disk first, not while
     # we write our trace (1 GB of .traced: 4.3 s timed without, 3.2 s with).
     sync
+    # The VMs page out memory they find cold (DAMON's reclaim: kdamond),
+    # the page cache too: a 1 GB kernel trace generated a minute earlier
+    # was read back from the disk in two of three rounds (1.10 s against
+    # 0.62 s). Each round reads its inputs once first, so every tool reads
+    # them from memory, as the peers read our just written trace.
+    find "$dir" -type f ! -name out.paje -exec cat {} + > /dev/null
     read -r secs rss cpu < <(timed "$bin" "$@" -o "$dir/out.paje")
     events=$(grep -o 'wrote [^:]*: [0-9]* events' "$dir/stderr" | awk '{print $(NF-1)}')
     # The peers write to /dev/null and never sync: our trace the same way
@@ -133,6 +145,7 @@ print(f"{fmt:<8} {size/1e6:8.0f} {events:11d} {s:8.3f} {ns:8.3f} {events/s/1e6:9
 PY
 }
 
+if want traced; then
 # .traced: 44 bytes a line.
 lines=$((scale * 100000000 / 44))
 awk -v lines="$lines" 'BEGIN {
@@ -150,26 +163,36 @@ awk -v lines="$lines" 'BEGIN {
 }' > "$dir/g.traced"
 row traced "$(stat -c %s "$dir/g.traced")" -ganglia "$dir/g.traced"
 rm -f "$dir/g.traced"
+fi
 
+if want clog2; then
 "$ex/clog2gen" 64 $((scale * 6000)) "$dir/m.clog2"
 row clog2 "$(stat -c %s "$dir/m.clog2")" -mpi "$dir/m.clog2"
 rm -f "$dir/m.clog2"
+fi
 
+if want rastro; then
 mkdir -p "$dir/rst"
 "$ex/rstgen" 8 $((scale * 125000)) "$dir/rst"
 row rastro "$(cat "$dir"/rst/*.rst | wc -c)" -deck "$dir/rst/*.rst"
 rm -rf "$dir/rst"
+fi
 
+if want akypuera; then
 mkdir -p "$dir/aky"
 "$ex/rstgen" --akypuera 8 $((scale * 100000)) "$dir/aky"
 row akypuera "$(cat "$dir"/aky/*.rst | wc -c)" -deck "$dir/aky/*.rst" --deck-map akypuera
 rm -rf "$dir/aky"
+fi
 
+if want pcp; then
 mkdir -p "$dir/pcp"
 "$ex/pcpbig" "$fixtures/pcp/pmlogger_v2/20261121.12.34" "$dir/pcp/big" $((scale * 110)) > /dev/null 2>&1
 row pcp "$(stat -c %s "$dir/pcp/big.0")" -pcp "$dir/pcp/big"
 rm -rf "$dir/pcp"
+fi
 
+if want ftrace; then
 # ftrace: the fixture's body again and again, each copy 10 s later.
 src="$fixtures/sched/pingpong-pipe/ftrace.txt"
 copies=$((scale * 100000000 / $(stat -c %s "$src")))
@@ -189,3 +212,4 @@ END {
 }' "$src" > "$dir/k.txt"
 row ftrace "$(stat -c %s "$dir/k.txt")" -os "$dir/k.txt" --os-host node01
 rm -f "$dir/k.txt"
+fi
