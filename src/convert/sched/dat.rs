@@ -60,8 +60,8 @@ impl Events {
     /// The next event: where it lies in its batch when read on a thread
     /// of its own, else read into `scratch` (the text readers reuse its
     /// strings); `None` at the end. (Swapped out of its batch instead, an
-    /// event went from core to core twice: 1 GB of ftrace took 0.949 of
-    /// the time read in place, medians of 9 alternating rounds.)
+    /// event went from core to core twice: 1 GB of ftrace took 0.958 of
+    /// the time read in place, the median of 9 alternating rounds.)
     pub(super) fn next_ref<'a>(
         &'a mut self,
         path: &Path,

@@ -137,7 +137,7 @@ pub struct SchedSource {
     reader: dat::Events,
     /// Where a reader on this thread puts the event it reads (a decoding
     /// thread's events are read where they lie in their batch).
-    scratch: Box<Event>,
+    scratch: Event,
     conv: Conv,
 }
 
@@ -258,7 +258,7 @@ impl SchedSource {
         };
         let source = SchedSource {
             reader,
-            scratch: Box::default(),
+            scratch: Event::default(),
             conv,
         };
         let mut timeline = Timeline::lanes(window, stats);
