@@ -161,7 +161,7 @@ impl<W: Write + Send + 'static> Split<W> {
     pub fn new(out: W, origin: i64, absolute: bool) -> Split<W> {
         let (tx, rx) = sync_channel::<Vec<Item>>(DEPTH);
         let (give, back) = sync_channel::<Vec<Item>>(DEPTH + 2);
-        let done = std::thread::spawn(move || -> io::Result<(W, WriteStats)> {
+        let done = crate::prefetch::spawn(move || -> io::Result<(W, WriteStats)> {
             let mut paje = PajeWriter::new(out, origin, absolute)?;
             let mut defs = Replica::new();
             for mut batch in rx {

@@ -440,7 +440,7 @@ impl Scan {
         let stop = Arc::new(AtomicBool::new(false));
         let second = {
             let (path, preamble, stop) = (path.to_path_buf(), preamble.clone(), Arc::clone(&stop));
-            std::thread::spawn(move || {
+            crate::prefetch::spawn(move || {
                 let _core = crate::prefetch::Core;
                 let mut f =
                     crate::input::open_on_thread(&path).map_err(|e| Error::in_file(&path, e))?;

@@ -87,7 +87,7 @@ impl Scan {
         core: Option<crate::prefetch::Core>,
     ) -> Result<Scan> {
         let p = path.to_path_buf();
-        let spawned = std::thread::Builder::new().spawn(move || {
+        let spawned = crate::prefetch::try_spawn(move || {
             let _core = core;
             let mut f = crate::input::open_on_thread(&p)?;
             f.seek(SeekFrom::Start(mid))?;
