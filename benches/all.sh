@@ -63,21 +63,40 @@ timed() {
 # Whether the table has format $1's row.
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
+# Files $@ dropped from the page cache (written back first: only clean
+# pages are dropped) and read back in.
+settle() {
+    local f
+    sync
+    for f in "$@"; do
+        dd if="$f" iflag=nocache count=0 status=none
+        cat "$f" > /dev/null
+    done
+}
+
 # One round of a row: our run to a file, ours to /dev/null, then each
 # installed peer on the same work; appends "secs nsecs rss ncpu events
 # pj aky pmd" to $rounds (a peer not run: -).
 round() { # $1 = format, then integrador's arguments
-    local fmt=$1 secs rss cpu nsecs nrss ncpu events pj=- ak=- pm=- s
+    local fmt=$1 secs rss cpu nsecs nrss ncpu events pj=- ak=- pm=- s inputs
     shift
     # The input was just written: its pages go to disk first, not while
     # we write our trace (1 GB of .traced: 4.3 s timed without, 3.2 s with).
     sync
-    # The VMs page out memory they find cold (DAMON's reclaim: kdamond),
-    # the page cache too: a 1 GB kernel trace generated a minute earlier
-    # was read back from the disk in two of three rounds (1.10 s against
-    # 0.62 s). Each round reads its inputs once first, so every tool reads
-    # them from memory, as the peers read our just written trace.
-    find "$dir" -type f ! -name out.paje -exec cat {} + > /dev/null
+    # Every tool reads its input from memory, and from the same kind of
+    # memory (docs/performance.md, "The bench's inputs"): each round drops
+    # the inputs from the page cache and reads them back, and so our trace
+    # before `pj_dump` reads it.
+    # - The VMs page out memory they find cold (DAMON's reclaim: kdamond),
+    #   the page cache too: a 1 GB kernel trace generated a minute earlier
+    #   was read back from the disk in two of three rounds (1.10 s against
+    #   0.62 s).
+    # - How a file was written decides the pages it is kept in: awk's
+    #   4 KiB writes leave it in 4 KiB pages, which the kernel copies out
+    #   at half the speed of the large ones a read from the disk (or our
+    #   own writes) fill: 100 MB of ftrace in 15 ms against 7.
+    mapfile -t inputs < <(find "$dir" -type f ! -name out.paje)
+    settle "${inputs[@]}"
     read -r secs rss cpu < <(timed "$bin" "$@" -o "$dir/out.paje")
     events=$(grep -o 'wrote [^:]*: [0-9]* events' "$dir/stderr" | awk '{print $(NF-1)}')
     # The peers write to /dev/null and never sync: our trace the same way
@@ -85,6 +104,7 @@ round() { # $1 = format, then integrador's arguments
     # our time).
     read -r nsecs nrss ncpu < <(timed "$bin" "$@" -o -)
     if command -v pj_dump > /dev/null; then
+        settle "$dir/out.paje"
         read -r pj s _ < <(timed pj_dump -q "$dir/out.paje")
     fi
     if [ "$fmt" = akypuera ] && [ -x "$aky" ]; then
