@@ -63,12 +63,21 @@ timed() {
 # Whether the table has format $1's row.
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
-# Files $@ dropped from the page cache (written back first: only clean
-# pages are dropped) and read back in.
+# The row's inputs dropped from the page cache (written back first: only
+# clean pages are dropped) and read back in, once, before its rounds.
+# Every tool then reads its input from the same kind of memory: how a
+# file was written decides the pages it is kept in, and awk's 4 KiB
+# writes (a generator's 8 KiB) leave it in small pages that the kernel
+# copies out at half the speed of the large ones a read from the disk,
+# or our own 256 KiB writes of the trace `pj_dump` reads, fill (100 MB of
+# ftrace in 15 ms against 7). Not in every round: a round that first read
+# its inputs from the disk wrote its trace slower (the disk's bandwidth
+# is shared), 0.41 s against 0.39 s for 100 MB of akypuera.
 settle() {
-    local f
+    local f inputs
     sync
-    for f in "$@"; do
+    mapfile -t inputs < <(find "$dir" -type f ! -name out.paje)
+    for f in "${inputs[@]}"; do
         dd if="$f" iflag=nocache count=0 status=none
         cat "$f" > /dev/null
     done
@@ -78,25 +87,17 @@ settle() {
 # installed peer on the same work; appends "secs nsecs rss ncpu events
 # pj aky pmd" to $rounds (a peer not run: -).
 round() { # $1 = format, then integrador's arguments
-    local fmt=$1 secs rss cpu nsecs nrss ncpu events pj=- ak=- pm=- s inputs
+    local fmt=$1 secs rss cpu nsecs nrss ncpu events pj=- ak=- pm=- s
     shift
     # The input was just written: its pages go to disk first, not while
     # we write our trace (1 GB of .traced: 4.3 s timed without, 3.2 s with).
     sync
-    # Every tool reads its input from memory, and from the same kind of
-    # memory (docs/performance.md, "The bench's inputs"): each round drops
-    # the inputs from the page cache and reads them back, and so our trace
-    # before `pj_dump` reads it.
-    # - The VMs page out memory they find cold (DAMON's reclaim: kdamond),
-    #   the page cache too: a 1 GB kernel trace generated a minute earlier
-    #   was read back from the disk in two of three rounds (1.10 s against
-    #   0.62 s).
-    # - How a file was written decides the pages it is kept in: awk's
-    #   4 KiB writes leave it in 4 KiB pages, which the kernel copies out
-    #   at half the speed of the large ones a read from the disk (or our
-    #   own writes) fill: 100 MB of ftrace in 15 ms against 7.
-    mapfile -t inputs < <(find "$dir" -type f ! -name out.paje)
-    settle "${inputs[@]}"
+    # The VMs page out memory they find cold (DAMON's reclaim: kdamond),
+    # the page cache too: a 1 GB kernel trace generated a minute earlier
+    # was read back from the disk in two of three rounds (1.10 s against
+    # 0.62 s). Each round reads its inputs once first, so every tool reads
+    # them from memory, as the peers read our just written trace.
+    find "$dir" -type f ! -name out.paje -exec cat {} + > /dev/null
     read -r secs rss cpu < <(timed "$bin" "$@" -o "$dir/out.paje")
     events=$(grep -o 'wrote [^:]*: [0-9]* events' "$dir/stderr" | awk '{print $(NF-1)}')
     # The peers write to /dev/null and never sync: our trace the same way
@@ -104,7 +105,6 @@ round() { # $1 = format, then integrador's arguments
     # our time).
     read -r nsecs nrss ncpu < <(timed "$bin" "$@" -o -)
     if command -v pj_dump > /dev/null; then
-        settle "$dir/out.paje"
         read -r pj s _ < <(timed pj_dump -q "$dir/out.paje")
     fi
     if [ "$fmt" = akypuera ] && [ -x "$aky" ]; then
@@ -123,6 +123,7 @@ row() { # $1 = format, $2 = input bytes, then integrador's arguments
     shift 2
     rounds=$dir/rounds
     : > "$rounds"
+    settle
     # Rounds, not one run each: this VM's speed changes by 2x from one
     # minute to the next, so each peer is timed next to our runs of the
     # same round, and the ratios are the median of the rounds' own.
