@@ -1,7 +1,7 @@
 //! The shape of the house (issue 14): the table of source kinds is the one
 //! list of sources, `run.rs` and the hierarchy name none of them, `run.rs`
 //! stays short, no file under `src/` grows past what a reader can hold,
-//! and only the timeline maps times.
+//! only the timeline maps times, and threads start in one place.
 
 mod common;
 use common::root;
@@ -148,6 +148,29 @@ fn only_the_timeline_maps_times() {
         // a converter cannot map one.
         if name.starts_with("src/convert") {
             assert!(!text.contains("ClockMap"), "{name} holds a clock map");
+        }
+    }
+}
+
+/// Threads start in one place, `prefetch::spawn` or `try_spawn`, which
+/// moves a new thread off its creator's core (a thread started
+/// elsewhere could wait for a balancing tick, 1.5 to 3 ms, with the other
+/// core idle).
+#[test]
+fn threads_start_through_prefetch() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    for f in files {
+        if f.ends_with("src/prefetch.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for word in ["thread::spawn", "thread::Builder", "thread::scope"] {
+            assert!(
+                !text.contains(word),
+                "{} starts a thread with `{word}`: use prefetch::spawn",
+                f.display()
+            );
         }
     }
 }
