@@ -119,18 +119,19 @@ fn files_and_functions_stay_short() {
 /// Ordering is written once: `src/order.rs` holds the only heap.
 #[test]
 fn one_heap_implementation() {
+    assert_only_in("src/order.rs", &["BinaryHeap"], "has its own heap");
+}
+
+/// Asserts that no `.rs` file under `src/` but `owner` holds any of
+/// `words`; `what` says what such a file does.
+fn assert_only_in(owner: &str, words: &[&str], what: &str) {
     let mut files = Vec::new();
     rust_files(&root().join("src"), &mut files);
-    for f in files {
-        if f.ends_with("src/order.rs") {
-            continue;
+    for f in files.iter().filter(|f| !f.ends_with(owner)) {
+        let text = std::fs::read_to_string(f).unwrap();
+        for w in words {
+            assert!(!text.contains(w), "{} {what}: `{w}`", f.display());
         }
-        let text = std::fs::read_to_string(&f).unwrap();
-        assert!(
-            !text.contains("BinaryHeap"),
-            "{} has its own heap",
-            f.display()
-        );
     }
 }
 
@@ -158,19 +159,9 @@ fn only_the_timeline_maps_times() {
 /// core idle).
 #[test]
 fn threads_start_through_prefetch() {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
-    for f in files {
-        if f.ends_with("src/prefetch.rs") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&f).unwrap();
-        for word in ["thread::spawn", "thread::Builder", "thread::scope"] {
-            assert!(
-                !text.contains(word),
-                "{} starts a thread with `{word}`: use prefetch::spawn",
-                f.display()
-            );
-        }
-    }
+    assert_only_in(
+        "src/prefetch.rs",
+        &["thread::spawn", "thread::Builder", "thread::scope"],
+        "starts a thread of its own (use prefetch::spawn)",
+    );
 }
