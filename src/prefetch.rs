@@ -329,15 +329,8 @@ pub fn warm_ahead<T>(item: &T, n: usize) {
 pub fn spawn<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> std::thread::JoinHandle<T> {
-    let here = current_cpu();
-    let handle = std::thread::spawn(move || {
-        if current_cpu() == here {
-            away_from(here, None);
-        }
-        f()
-    });
-    away_from(here, Some(handle.as_pthread_t()));
-    handle
+    // As `std::thread::spawn` does when no thread is to be had.
+    try_spawn(f).expect("failed to spawn thread")
 }
 
 /// [`spawn`] that reports a thread not to be had (a tight memory limit)
