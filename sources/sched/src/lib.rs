@@ -9,6 +9,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 pub mod os;
+pub mod pids;
 pub mod switches;
 pub mod text;
 

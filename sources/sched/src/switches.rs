@@ -11,8 +11,9 @@
 //! reported. Inferred switches can be earlier than switches already
 //! reported, but never earlier than [`Cpus::watermark`].
 
+use crate::pids::Pids;
 use crate::text::{Event, Kind};
-// foldhash: every event looks up its CPU and tasks here (SipHash was a
+// foldhash: CPUs past the table's are looked up per event (SipHash was a
 // tenth of the converter's time).
 use foldhash::HashMap;
 use std::cmp::Reverse;
@@ -129,7 +130,7 @@ impl CpuTable {
 #[derive(Debug, Default)]
 pub struct Cpus {
     cpus: CpuTable,
-    tasks: HashMap<i32, Task>,
+    tasks: Pids<Task>,
     /// The least of the CPUs' `seen` and its CPU, when known: asked after
     /// every event, it is found again only when that CPU moves on (a
     /// machine with many CPUs would look at each of them every event).
@@ -223,7 +224,7 @@ impl Cpus {
         if pid == 0 {
             return;
         }
-        let task = self.tasks.entry(pid).or_default();
+        let task = self.tasks.get_or_insert_with(pid, Task::default);
         task.last_out = Some(t);
         if task.running_on == Some(cpu) {
             task.running_on = None;
@@ -240,7 +241,7 @@ impl Cpus {
 
     fn enter(&mut self, cpu: u32, pid: i32, t: i64, inferred: bool, out: &mut Vec<Switch>) {
         if pid != 0 {
-            let task = self.tasks.entry(pid).or_default();
+            let task = self.tasks.get_or_insert_with(pid, Task::default);
             let other = task.running_on.replace(cpu).filter(|&o| o != cpu);
             if let Some(other) = other {
                 if let Some(o) = self.cpus.get_mut(other) {
@@ -276,7 +277,7 @@ impl Cpus {
             let t_out = c.seen;
             self.leave(cpu, c.cur, t_out, (true, false), out);
             let t_in = if ctx != 0 {
-                let task = self.tasks.get(&ctx).copied().unwrap_or_default();
+                let task = self.tasks.get(ctx).copied().unwrap_or_default();
                 t_out
                     .max(task.last_out.unwrap_or(t_out))
                     .max(task.last_wake.unwrap_or(t_out))
@@ -296,7 +297,7 @@ impl Cpus {
             other => {
                 if let Kind::Wakeup { event, pid, .. } = other {
                     if event != "sched_waking" {
-                        self.tasks.entry(*pid).or_default().last_wake = Some(ts);
+                        self.tasks.get_or_insert_with(*pid, Task::default).last_wake = Some(ts);
                     }
                 }
                 if let Some(c) = self.cpus.get_mut(cpu) {

@@ -17,11 +17,12 @@ use crate::order::Sorted;
 use crate::registry::Registry;
 use crate::source::{Converted, Converter, SourceStats, Timeline};
 use crate::timeline::Clock;
+use integrador_sched::pids::Pids;
 use integrador_sched::switches::{Change, Cpus, Switch};
 use integrador_sched::text::{kernel_state, Event, Kind, Name, TextReader};
 use integrador_sched::Format;
-// foldhash: rows, names and tasks are looked up per event.
-use foldhash::{HashMap, HashMapExt, HashSet};
+// Rows and names are looked up per event: by index (Pids), not by hash.
+use foldhash::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -183,14 +184,14 @@ struct Conv {
     staged: Sorted<(i64, u64), (u64, Staged)>,
     seq: u64,
     machine: ContainerId,
-    rows: HashMap<i32, Row>,
+    rows: Pids<Row>,
     /// Each task's thread group and name (pass 1).
     tasks: HashMap<i32, Task>,
     /// Tasks that exited, to end their rows at their last switch.
     exiting: HashSet<i32>,
     /// Each task's name as its events last gave it: a change (exec,
     /// pthread_setname_np) is shown as a point event on its row.
-    names: HashMap<i32, Name>,
+    names: Pids<Name>,
     inferred: (u64, u64),
     /// Everything up to here (trace clock) was handed on.
     released: i64,
@@ -275,10 +276,10 @@ impl SchedSource {
             staged: Sorted::default(),
             seq: 0,
             machine,
-            rows: HashMap::new(),
+            rows: Pids::default(),
             tasks: scan.tasks,
             exiting: HashSet::default(),
-            names: HashMap::new(),
+            names: Pids::default(),
             inferred: (0, 0),
             released: i64::MIN,
             late: 0,
@@ -335,7 +336,7 @@ impl Conv {
     /// Task `pid`'s row, first marked on or off a CPU when `on_cpu` says
     /// (one lookup for both).
     fn row_on(&mut self, reg: &mut Registry, pid: i32, on_cpu: Option<bool>) -> Row {
-        if let Some(r) = self.rows.get_mut(&pid) {
+        if let Some(r) = self.rows.get_mut(pid) {
             if let Some(on) = on_cpu {
                 r.on_cpu = on;
             }
@@ -429,7 +430,7 @@ impl Conv {
         self.switches = switches;
         match &ev.kind {
             Kind::Wakeup { event, pid, .. } => {
-                let off_cpu = self.rows.get(pid).is_none_or(|r| !r.on_cpu);
+                let off_cpu = self.rows.get(*pid).is_none_or(|r| !r.on_cpu);
                 if event != "sched_waking" && off_cpu {
                     self.set(reg, ev.line, ev.ts_ns, *pid, |r| r.runnable, false);
                 }
@@ -463,7 +464,7 @@ impl Conv {
             if pid <= 0 {
                 continue;
             }
-            match self.names.get(&pid) {
+            match self.names.get(pid) {
                 Some(old) if old == comm => {}
                 Some(_) => {
                     self.names.insert(pid, comm.clone());
