@@ -21,7 +21,8 @@ use integrador_sched::pids::Pids;
 use integrador_sched::switches::{Change, Cpus, Switch};
 use integrador_sched::text::{kernel_state, Event, Kind, Name, TextReader};
 use integrador_sched::Format;
-// Rows and names are looked up per event: by index (Pids), not by hash.
+// foldhash: pass 1's tasks, the exiting set. (Rows and names, looked up
+// per event, are found by index: Pids.)
 use foldhash::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
