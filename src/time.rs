@@ -189,12 +189,13 @@ impl<const CAP: usize> Short<CAP> {
         self.push_digits(abs % 1_000_000_000, 9);
     }
 
-    /// Rewrites the last nine digits, `old`'s decimals, as `new`'s: a
-    /// text that [`push_seconds`](Self::push_seconds) ended, for a time in
-    /// the same second. Only the trailing pairs that differ are written:
-    /// times in a row share their leading decimals.
+    /// Rewrites the last nine digits, `old`'s decimals, as `new`'s, in
+    /// this text and in `copy`, a copy of it just taken (as long as it):
+    /// a text that [`push_seconds`](Self::push_seconds) ended, for a time
+    /// in the same second. Only the trailing pairs that differ are
+    /// written: times in a row share their leading decimals.
     #[inline]
-    pub fn replace_decimals(&mut self, old: u64, new: u64) {
+    pub fn replace_decimals(&mut self, copy: &mut [u8], old: u64, new: u64) {
         let (mut a, mut b) = (old % 1_000_000_000, new % 1_000_000_000);
         let mut i = self.len;
         for _ in 0..4 {
@@ -202,15 +203,23 @@ impl<const CAP: usize> Short<CAP> {
                 return;
             }
             i = i.saturating_sub(2);
-            if let Some(two) = self.bytes.get_mut(i..i + 2) {
-                two.copy_from_slice(&pair((b % 100) as usize));
+            let two = pair((b % 100) as usize);
+            if let Some(t) = self.bytes.get_mut(i..i + 2) {
+                t.copy_from_slice(&two);
+            }
+            if let Some(t) = copy.get_mut(i..i + 2) {
+                t.copy_from_slice(&two);
             }
             a /= 100;
             b /= 100;
         }
         if a != b {
-            if let Some(first) = self.bytes.get_mut(i.saturating_sub(1)) {
-                *first = b'0' + (b % 10) as u8;
+            let first = b'0' + (b % 10) as u8;
+            if let Some(t) = self.bytes.get_mut(i.saturating_sub(1)) {
+                *t = first;
+            }
+            if let Some(t) = copy.get_mut(i.saturating_sub(1)) {
+                *t = first;
             }
         }
     }
