@@ -1274,18 +1274,6 @@ fn plain_time(b: &[u8]) -> Option<(i64, usize)> {
     // counted the digits, then read them, were 12% of the decoder). At
     // most 18 digits of seconds, which cannot overflow; a longer run is
     // left to the general path.
-    const SCALE: [i64; 10] = [
-        1_000_000_000,
-        100_000_000,
-        10_000_000,
-        1_000_000,
-        100_000,
-        10_000,
-        1_000,
-        100,
-        10,
-        1,
-    ];
     let mut i = 0;
     let mut sec = 0i64;
     while let Some(v) = b.get(i).map(|d| d.wrapping_sub(b'0')).filter(|&v| v < 10) {
@@ -1314,7 +1302,7 @@ fn plain_time(b: &[u8]) -> Option<(i64, usize)> {
     }
     let ns = sec
         .checked_mul(1_000_000_000)?
-        .checked_add(frac * SCALE.get(f)?)?;
+        .checked_add(frac * FRACTION.get(f)?)?;
     Some((ns, i + 2))
 }
 
@@ -1333,19 +1321,24 @@ fn short_time(b: &[u8]) -> Option<(i64, usize)> {
     if b.get(end..end + 2) != Some(b": ") {
         return None;
     }
-    const SCALE: [u64; 8] = [
-        0,
-        100_000_000,
-        10_000_000,
-        1_000_000,
-        100_000,
-        10_000,
-        1_000,
-        100,
-    ];
-    let ns = sec * 1_000_000_000 + frac * SCALE.get(f)?;
-    Some((i64::try_from(ns).ok()?, end + 2))
+    // Below 10^7 each: no overflow.
+    let (sec, frac) = (sec as i64, frac as i64);
+    Some((sec * 1_000_000_000 + frac * FRACTION.get(f)?, end + 2))
 }
+
+/// Nanoseconds in a unit of a fraction's last digit, by its digits.
+const FRACTION: [i64; 10] = [
+    1_000_000_000,
+    100_000_000,
+    10_000_000,
+    1_000_000,
+    100_000,
+    10_000,
+    1_000,
+    100,
+    10,
+    1,
+];
 
 /// How many of the eight bytes of `w` (first byte lowest) are decimal
 /// digits before the first one that is not, and their value: `None`
