@@ -24,7 +24,7 @@ pub struct Seconds {
 pub fn time(out: &mut Vec<u8>, last: &mut Seconds, ns: i64) {
     const S: i64 = 1_000_000_000;
     match last.ns {
-        Some(prev) if prev == ns => {}
+        Some(prev) if prev == ns => last.text.append_to(out),
         // In the same second (most lines): only the decimals change.
         // The old text is copied out first, then both are rewritten:
         // copied just after its narrow rewrite, the copy's wide loads
@@ -36,16 +36,15 @@ pub fn time(out: &mut Vec<u8>, last: &mut Seconds, ns: i64) {
             let copy = out.get_mut(at..).unwrap_or_default();
             last.text.replace_decimals(copy, prev as u64, ns as u64);
             last.ns = Some(ns);
-            return;
         }
         _ => {
             last.text = Short::default();
             last.text.push(b' ');
             last.text.push_seconds(ns);
             last.ns = Some(ns);
+            last.text.append_to(out);
         }
     }
-    last.text.append_to(out);
 }
 
 pub fn ident(out: &mut Vec<u8>, prefix: u8, n: u32) {
