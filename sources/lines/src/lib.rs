@@ -95,6 +95,13 @@ pub struct TextLines<R> {
     /// What comes once `text` is lent out, when not another chunk.
     stop: Option<Stop>,
     max: usize,
+    /// Where `text`'s newlines are: for byte `i`, bit `i % 64` of word
+    /// `i / 64`.
+    ends: Vec<u64>,
+    /// The word of `ends` the next newline is looked for in, and that
+    /// word's newlines not yet lent (those before `pos` are cleared).
+    word: usize,
+    bits: u64,
 }
 
 enum Stop {
@@ -121,6 +128,9 @@ impl<R: Read> TextLines<R> {
             tail: Vec::new(),
             stop: None,
             max,
+            ends: Vec::new(),
+            word: 0,
+            bits: 0,
         }
     }
 
@@ -144,11 +154,10 @@ impl<R: Read> TextLines<R> {
                 }
             }
         }
-        let rest = self.text.as_bytes().get(self.pos..).unwrap_or_default();
         // `text` ends with a newline but for a last line without one.
-        let (len, end) = match memchr::memchr(b'\n', rest) {
-            Some(i) => (i + 1, End::Newline),
-            None => (rest.len(), End::Eof),
+        let (len, end) = match self.next_newline() {
+            Some(i) => (i + 1 - self.pos, End::Newline),
+            None => (self.text.len() - self.pos, End::Eof),
         };
         if len > self.max.saturating_add(1) {
             self.text.clear();
@@ -168,9 +177,30 @@ impl<R: Read> TextLines<R> {
         self.text.get(self.last.0..self.last.1).unwrap_or_default()
     }
 
+    /// Where the newline that ends the line at `pos` is in `text`, and
+    /// marks it used; `None` when no newline is left.
+    #[inline]
+    fn next_newline(&mut self) -> Option<usize> {
+        while self.bits == 0 {
+            self.word += 1;
+            self.bits = *self.ends.get(self.word)?;
+        }
+        let i = self.word * 64 + self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(i)
+    }
+
+    /// Reads the next chunk and finds its newlines.
+    fn refill(&mut self) {
+        self.fill();
+        newlines(self.text.as_bytes(), &mut self.ends);
+        self.word = 0;
+        self.bits = self.ends.first().copied().unwrap_or(0);
+    }
+
     /// Reads the next chunk: its whole lines into `text` (all of it at
     /// the end of the input), or what stops the reading into `stop`.
-    fn refill(&mut self) {
+    fn fill(&mut self) {
         // The last chunk's bytes are overwritten, not cleared: only what
         // it lacks is zeroed before a read (zeroing a whole chunk each time
         // cost as much as checking it).
@@ -247,6 +277,47 @@ impl<R: Read> TextLines<R> {
             }
         };
     }
+}
+
+/// Sets `ends` to where `text`'s newlines are, a bit a byte (bit
+/// `i % 64` of word `i / 64`). A chunk's newlines found at once, 16
+/// bytes an instruction, then taken one by one from the bits: one
+/// `memchr` a line cost more, its call, its set-up and its loop's exit
+/// missed by the branch predictor as the lengths change.
+fn newlines(text: &[u8], ends: &mut Vec<u64>) {
+    ends.clear();
+    let blocks = text.chunks_exact(64);
+    let rest = blocks.remainder();
+    ends.extend(blocks.map(|b| b.try_into().map_or(0, block_newlines)));
+    if !rest.is_empty() {
+        ends.push(memchr::memchr_iter(b'\n', rest).fold(0, |w, i| w | 1 << i));
+    }
+}
+
+/// The newlines of 64 bytes, a bit a byte.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn block_newlines(block: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    let mut m = 0;
+    for (k, q) in block.chunks_exact(16).enumerate() {
+        // SAFETY: SSE2 is part of every x86_64; the load reads the 16
+        // bytes of `q`, unaligned.
+        let found = unsafe {
+            _mm_movemask_epi8(_mm_cmpeq_epi8(
+                _mm_loadu_si128(q.as_ptr().cast()),
+                _mm_set1_epi8(b'\n' as i8),
+            ))
+        };
+        m |= u64::from(found as u16) << (16 * k);
+    }
+    m
+}
+
+/// The newlines of 64 bytes, a bit a byte.
+#[cfg(not(target_arch = "x86_64"))]
+fn block_newlines(block: &[u8; 64]) -> u64 {
+    memchr::memchr_iter(b'\n', block).fold(0, |w, i| w | 1 << i)
 }
 
 /// Fills `buf` from `r`, short only at the end of the input: the count,
@@ -409,6 +480,62 @@ mod tests {
             Ok(n)
         }
     }
+
+    proptest::proptest! {
+        /// The newlines found 64 bytes at a time are memchr's, wherever
+        /// they fall against the blocks and whatever is left after the
+        /// last whole block.
+        #[test]
+        fn newlines_are_memchrs(
+            text in proptest::collection::vec(
+                proptest::prop_oneof![Just(b'\n'), Just(b'a'), Just(0x8a_u8), proptest::num::u8::ANY],
+                0..400,
+            )
+        ) {
+            let mut ends = Vec::new();
+            newlines(&text, &mut ends);
+            proptest::prop_assert_eq!(ends.len(), text.len().div_ceil(64));
+            let found: Vec<usize> = ends
+                .iter()
+                .enumerate()
+                .flat_map(|(w, &bits)| (0..64).filter(move |b| bits >> b & 1 == 1).map(move |b| w * 64 + b))
+                .collect();
+            let want: Vec<usize> = memchr::memchr_iter(b'\n', &text).collect();
+            proptest::prop_assert_eq!(found, want);
+        }
+
+        /// Lines of every length, lent from chunks in pieces of any size,
+        /// are read_text_line's.
+        #[test]
+        fn any_lines_are_read_text_lines(
+            lens in proptest::collection::vec(0usize..200, 0..60),
+            last in proptest::bool::ANY,
+            piece in 1usize..300,
+        ) {
+            let mut input = Vec::new();
+            for (i, n) in lens.iter().enumerate() {
+                input.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, *n));
+                input.push(b'\n');
+            }
+            if last {
+                input.extend_from_slice(b"no newline");
+            }
+            let mut want = Vec::new();
+            let mut r = io::BufReader::with_capacity(64, &input[..]);
+            let mut b = String::new();
+            while let Some(end) = read_text_line(&mut r, &mut b, 150).map_err(|e| format!("{e:?}")).unwrap_or(None) {
+                want.push((b.clone(), end));
+            }
+            let mut got = Vec::new();
+            let mut lines = TextLines::new(Pieces(&input, piece, usize::MAX), 150);
+            while let Ok(Some((l, end))) = lines.next_text() {
+                got.push((l.to_string(), end));
+            }
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
+
+    use proptest::strategy::Just;
 
     #[test]
     fn bounded_whole_reads() {
