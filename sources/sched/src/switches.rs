@@ -267,8 +267,14 @@ impl Cpus {
 
     /// Feeds one event (in file order); appends the switches it implies.
     pub fn feed(&mut self, ev: &Event, out: &mut Vec<Switch>) {
+        self.feed_kind(ev, &ev.kind, out);
+    }
+
+    /// [`Cpus::feed`] with the event's kind found elsewhere
+    /// ([`crate::text::Kinds`]).
+    pub fn feed_kind(&mut self, ev: &Event, kind: &Kind, out: &mut Vec<Switch>) {
         let (cpu, ts) = (ev.cpu, ev.ts_ns);
-        let ctx = match &ev.kind {
+        let ctx = match kind {
             Kind::Switch { prev_pid, .. } => *prev_pid,
             _ => ev.pid,
         };
@@ -287,7 +293,7 @@ impl Cpus {
             };
             self.enter(cpu, ctx, t_in, true, out);
         }
-        match &ev.kind {
+        match kind {
             Kind::Switch { next_pid, .. } => {
                 if let Some(c) = self.cpus.get(cpu).copied() {
                     self.leave(cpu, c.cur, ts, (false, true), out);

@@ -181,7 +181,62 @@ pub struct Event {
     pub ts_ns: i64,
     /// The event.
     pub kind: Kind,
+    /// Where the event is when its reader shares its kinds
+    /// ([`TextReader::shared_kinds`]): [`Kinds::of`] finds it.
+    pub slot: Slot,
 }
+
+/// Where an [`Event`]'s [`Kind`] is. A kernel trace repeats the same few
+/// hundred event texts (a task switching with the same other one, in the
+/// same state), and its reader keeps each text's kind in a slot: a
+/// reader that shares its kinds leaves a repeated one in its slot, and
+/// its consumer keeps a copy of the slots ([`Kinds`]), filled from the
+/// events that fill them. The event then is its context and times, a
+/// cache line, where the kind's names were two more, copied on one core
+/// and read on the other.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Slot {
+    /// In [`Event::kind`].
+    #[default]
+    Here,
+    /// In [`Event::kind`], which is now slot `n`'s kind.
+    Kept(u16),
+    /// Slot `n`'s kind; [`Event::kind`] holds an older event's.
+    Shared(u16),
+}
+
+/// The slots of a reader that shares its kinds, as its events fill them:
+/// every event read must pass through [`Kinds::of`], in order.
+#[derive(Debug, Default)]
+pub struct Kinds {
+    slots: Vec<Kind>,
+}
+
+impl Kinds {
+    /// `ev`'s kind, and the slot it fills kept.
+    #[inline]
+    pub fn of<'a>(&'a mut self, ev: &'a Event) -> &'a Kind {
+        match ev.slot {
+            Slot::Here => &ev.kind,
+            Slot::Kept(n) => {
+                let n = usize::from(n);
+                if self.slots.len() <= n {
+                    self.slots
+                        .resize_with(Parsed::SLOTS.max(n + 1), Kind::default);
+                }
+                if let Some(k) = self.slots.get_mut(n) {
+                    k.clone_from(&ev.kind);
+                }
+                &ev.kind
+            }
+            // (A slot never filled is a reader's bug: an `Other` event,
+            // which changes nothing.)
+            Slot::Shared(n) => self.slots.get(usize::from(n)).unwrap_or(&OTHER),
+        }
+    }
+}
+
+static OTHER: Kind = Kind::Other(Name::const_new(""));
 
 /// A line that does not parse, with its number.
 #[derive(Debug, thiserror::Error)]
@@ -211,8 +266,13 @@ pub struct TextReader<R> {
     contexts: Contexts,
     /// Whether events carry the context's comm and a wakeup's comm.
     task_names: bool,
+    /// Whether repeated kinds stay in `parsed` ([`Slot::Shared`]).
+    shared: bool,
     parsed: Parsed,
 }
+
+/// A slot of [`Parsed`]: an event's text and its kind.
+type Entry = (Vec<u8>, Kind);
 
 /// Switch and wakeup events read before, by their text from the event's
 /// name to the line's end: a trace has few tasks per CPU, so the same
@@ -224,7 +284,7 @@ pub struct TextReader<R> {
 /// reads as.
 #[derive(Default)]
 struct Parsed {
-    slots: Vec<(Vec<u8>, Kind)>,
+    slots: Vec<Entry>,
     hasher: foldhash::fast::FixedState,
 }
 
@@ -236,10 +296,11 @@ impl Parsed {
     /// is about 130 bytes).
     const MAX_KEY: usize = 200;
 
-    /// The slot for `key`, and whether it holds `key`'s event; `None`
-    /// for a text too long to keep, or empty (as a slot never filled).
+    /// The slot for `key`, its number, and whether it holds `key`'s
+    /// event; `None` for a text too long to keep, or empty (as a slot
+    /// never filled).
     #[inline]
-    fn look(&mut self, key: &[u8]) -> Option<(&mut (Vec<u8>, Kind), bool)> {
+    fn look(&mut self, key: &[u8]) -> Option<(&mut Entry, u16, bool)> {
         if key.is_empty() || key.len() > Self::MAX_KEY {
             return None;
         }
@@ -249,7 +310,7 @@ impl Parsed {
         let i = self.hasher.hash_one(key) as usize % Self::SLOTS;
         let slot = self.slots.get_mut(i)?;
         let hit = slot.0 == key;
-        Some((slot, hit))
+        Some((slot, i as u16, hit))
     }
 }
 
@@ -808,6 +869,7 @@ impl<R: Read> TextReader<R> {
             lost: Vec::new(),
             contexts: Contexts::default(),
             task_names: true,
+            shared: false,
             parsed: Parsed::default(),
         }
     }
@@ -820,6 +882,13 @@ impl<R: Read> TextReader<R> {
     /// wakeup's three.)
     pub fn without_task_names(mut self) -> TextReader<R> {
         self.task_names = false;
+        self
+    }
+
+    /// Leaves a repeated event's kind in the reader's slot ([`Slot`]):
+    /// whoever reads the events finds each kind through a [`Kinds`].
+    pub fn shared_kinds(mut self) -> TextReader<R> {
+        self.shared = true;
         self
     }
 
@@ -943,9 +1012,14 @@ impl<R: Read> TextReader<R> {
             ev.cpu = h.cpu;
             ev.ts_ns = h.ts_ns;
         };
-        if let Some((slot, true)) = cached {
+        if let Some((slot, n, true)) = cached {
             fill(ev);
-            ev.kind.clone_from(&slot.1);
+            if self.shared {
+                ev.slot = Slot::Shared(n);
+            } else {
+                ev.kind.clone_from(&slot.1);
+                ev.slot = Slot::Here;
+            }
             return Ok(true);
         }
         let mut kind = payload_kind(h.event, h.payload).ok_or_else(|| TextError {
@@ -965,10 +1039,14 @@ impl<R: Read> TextReader<R> {
             }
         }
         kind.store(&mut ev.kind);
-        if let Some((slot, false)) = cached {
+        ev.slot = Slot::Here;
+        if let Some((slot, n, false)) = cached {
             slot.0.clear();
             slot.0.extend_from_slice(key);
             slot.1.clone_from(&ev.kind);
+            if self.shared {
+                ev.slot = Slot::Kept(n);
+            }
         }
         Ok(true)
     }
@@ -1832,14 +1910,22 @@ mod tests {
         }
         for (format, lines) in [(Format::Ftrace, ftrace), (Format::Perf, perf)] {
             let text = lines.join("\n") + "\n";
-            for names in [true, false] {
+            for (names, shared) in [(true, false), (false, false), (false, true), (true, true)] {
                 let mut r = TextReader::new(text.as_bytes(), format);
                 if !names {
                     r = r.without_task_names();
                 }
-                let mut ev = Event::default();
+                if shared {
+                    r = r.shared_kinds();
+                }
+                let mut kinds = Kinds::default();
+                // Events in a ring, as in a thread's batches: a shared
+                // kind leaves the event's own older one behind.
+                let mut ring: Vec<Event> = (0..3).map(|_| Event::default()).collect();
+                let mut slots = [0; 3];
                 for (i, l) in lines.iter().enumerate() {
-                    assert!(r.read_into(&mut ev).unwrap(), "{l}");
+                    let ev = &mut ring[i % 3];
+                    assert!(r.read_into(ev).unwrap(), "{l}");
                     let one = format!("{l}\n");
                     let mut alone = TextReader::new(one.as_bytes(), format);
                     if !names {
@@ -1847,9 +1933,20 @@ mod tests {
                     }
                     let mut want = alone.next_event().unwrap().unwrap();
                     want.line = i as u64 + 1;
+                    slots[match ev.slot {
+                        Slot::Here => 0,
+                        Slot::Kept(_) => 1,
+                        Slot::Shared(_) => 2,
+                    }] += 1;
+                    assert_eq!(kinds.of(ev), &want.kind, "{l}");
+                    let mut ev = ev.clone();
+                    (ev.kind, ev.slot) = (want.kind.clone(), Slot::Here);
                     assert_eq!(ev, want, "{l}");
                 }
-                assert!(!r.read_into(&mut ev).unwrap());
+                assert!(!r.read_into(&mut ring[0]).unwrap());
+                // The shared reader shared, and filled its slots first.
+                assert_eq!(slots[2] > 0, shared, "{slots:?}");
+                assert_eq!(slots[1] > 0, shared, "{slots:?}");
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::prefetch::{Next, Prefetch};
-use integrador_sched::text::{Event, Kind, TextReader};
+use integrador_sched::text::{Event, Kind, Kinds, Slot, TextReader};
 use integrador_tracedat::{Kind as DatKind, TraceDat};
 use std::path::Path;
 
@@ -18,7 +18,9 @@ pub(super) enum Events {
     /// heap string per name, each event was seven or eight lines apart
     /// that went from core to core and back: 400 MB of ftrace took
     /// 1.02 s, against 0.71 s now, medians of 15 alternating rounds.)
-    Thread(Prefetch<Event, TextEnd>, TextEnd),
+    /// Its repeated events' kinds are the reader's slots, kept here
+    /// (integrador_sched::text::Slot).
+    Thread(Prefetch<Event, TextEnd>, TextEnd, Box<Kinds>),
     Dat(Box<TraceDat<crate::input::Reader>>),
 }
 
@@ -43,12 +45,15 @@ pub(super) fn spawn_text(path: &Path, format: integrador_sched::Format) -> Event
                 // Names come from pass 1 (scan.rs): the converter reads
                 // a switch's own names, never the context's comm nor a
                 // wakeup's.
-                Ok(TextReader::new(f, format).without_task_names())
+                Ok(TextReader::new(f, format)
+                    .without_task_names()
+                    .shared_kinds())
             },
             move |r, slot: &mut Event| r.read_into(slot).map_err(|e| Error::in_file(&q, e)),
             |r| Ok((r.cut, lost(&r.lost))),
         ),
         (None, 0),
+        Box::default(),
     )
 }
 
@@ -66,14 +71,14 @@ impl Events {
         &'a mut self,
         path: &Path,
         scratch: &'a mut Event,
-    ) -> Result<Option<&'a Event>> {
+    ) -> Result<Option<(&'a Event, &'a Kind)>> {
         match self {
             Events::Text(r) => Ok(r
                 .read_into(scratch)
                 .map_err(|e| Error::in_file(path, e))?
-                .then_some(scratch)),
-            Events::Thread(p, end) => match p.next_record()? {
-                Next::Record(ev) => Ok(Some(ev)),
+                .then_some((&*scratch, &scratch.kind))),
+            Events::Thread(p, end, kinds) => match p.next_record()? {
+                Next::Record(ev) => Ok(Some((&*ev, kinds.of(ev)))),
                 Next::End(e) => {
                     *end = e;
                     Ok(None)
@@ -82,7 +87,7 @@ impl Events {
             Events::Dat(d) => match d.next_event().map_err(|e| Error::in_file(path, e))? {
                 Some(e) => {
                     *scratch = event(e);
-                    Ok(Some(scratch))
+                    Ok(Some((&*scratch, &scratch.kind)))
                 }
                 None => Ok(None),
             },
@@ -93,7 +98,7 @@ impl Events {
     pub(super) fn cut(&self) -> Option<u64> {
         match self {
             Events::Text(r) => r.cut,
-            Events::Thread(_, end) => end.0,
+            Events::Thread(_, end, _) => end.0,
             Events::Dat(_) => None,
         }
     }
@@ -102,7 +107,7 @@ impl Events {
     pub(super) fn lost(&self) -> u64 {
         match self {
             Events::Text(r) => lost(&r.lost),
-            Events::Thread(_, end) => end.1,
+            Events::Thread(_, end, _) => end.1,
             Events::Dat(d) => d.lost.iter().map(|l| l.1).sum(),
         }
     }
@@ -179,6 +184,7 @@ pub(super) fn event(e: integrador_tracedat::Event) -> Event {
         cpu: e.cpu,
         ts_ns: e.ts_ns,
         kind,
+        slot: Slot::Here,
     }
 }
 

@@ -387,9 +387,9 @@ impl Conv {
         self.stage(line, ts, op);
     }
 
-    fn event(&mut self, reg: &mut Registry, ev: &Event) {
+    fn event(&mut self, reg: &mut Registry, ev: &Event, kind: &Kind) {
         self.switches.clear();
-        self.cpus.feed(ev, &mut self.switches);
+        self.cpus.feed_kind(ev, kind, &mut self.switches);
         let switches = std::mem::take(&mut self.switches);
         for s in &switches {
             match s.change {
@@ -399,7 +399,7 @@ impl Conv {
                 }
                 Change::Out => {
                     self.inferred.1 += u64::from(s.inferred);
-                    let state = match (&ev.kind, s.recorded_out) {
+                    let state = match (kind, s.recorded_out) {
                         (Kind::Switch { prev_state, .. }, true) => prev_state.as_str(),
                         _ => "",
                     };
@@ -429,7 +429,7 @@ impl Conv {
             }
         }
         self.switches = switches;
-        match &ev.kind {
+        match kind {
             Kind::Wakeup { event, pid, .. } => {
                 let off_cpu = self.rows.get(*pid).is_none_or(|r| !r.on_cpu);
                 if event != "sched_waking" && off_cpu {
@@ -448,7 +448,7 @@ impl Conv {
     /// A task whose switches carry a new name: `comm <name>` on its row
     /// (the container keeps the latest name, the event says when it
     /// changed).
-    fn renamed(&mut self, reg: &mut Registry, ev: &Event) {
+    fn renamed(&mut self, reg: &mut Registry, ev: &Event, kind: &Kind) {
         // The switch's own fields hold the name at that moment (the
         // context column is the name at the end: ftrace prints its cache).
         let Kind::Switch {
@@ -457,7 +457,7 @@ impl Conv {
             next_comm,
             next_pid,
             ..
-        } = &ev.kind
+        } = kind
         else {
             return;
         };
@@ -535,7 +535,7 @@ impl Converter for SchedSource {
         if c.done {
             return Ok(false);
         }
-        let Some(ev) = self.reader.next_ref(&c.path, &mut self.scratch)? else {
+        let Some((ev, kind)) = self.reader.next_ref(&c.path, &mut self.scratch)? else {
             c.release(out, None)?;
             c.done = true;
             out.stats.end_of_text(
@@ -564,8 +564,8 @@ impl Converter for SchedSource {
             return Ok(false);
         };
         c.newest = c.newest.max(ev.ts_ns);
-        c.renamed(reg, ev);
-        c.event(reg, ev);
+        c.renamed(reg, ev, kind);
+        c.event(reg, ev, kind);
         let upto = c
             .cpus
             .watermark()
