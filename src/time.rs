@@ -30,6 +30,22 @@ pub fn two_digits(n: u32) -> [u8; 2] {
     pair((n % 100) as usize)
 }
 
+/// The eight decimal digits of `n` (below 10^8), leading zeros kept,
+/// computed in the lanes of one word: split into two halves of four
+/// digits, each into two pairs, each pair into two digits, by
+/// multiplications that divide exactly in their ranges (x * 5243 >> 19
+/// is x / 100 below 43,699; y * 103 >> 10 is y / 10 below 179).
+#[inline]
+pub fn eight_digits(n: u32) -> [u8; 8] {
+    let n = u64::from(n);
+    let mut v = n / 10_000 | (n % 10_000) << 32;
+    let hundreds = (v * 5243 >> 19) & 0x0000_007f_0000_007f;
+    v = hundreds | (v - hundreds * 100) << 16;
+    let tens = (v * 103 >> 10) & 0x000f_000f_000f_000f;
+    v = tens | (v - tens * 10) << 8;
+    (v | 0x3030_3030_3030_3030).to_le_bytes()
+}
+
 /// The digits of `d`, below 100.
 #[inline]
 fn pair(d: usize) -> [u8; 2] {
@@ -189,37 +205,22 @@ impl<const CAP: usize> Short<CAP> {
         self.push_digits(abs % 1_000_000_000, 9);
     }
 
-    /// Rewrites the last nine digits, `old`'s decimals, as `new`'s, in
-    /// this text and in `copy`, a copy of it just taken (as long as it):
-    /// a text that [`push_seconds`](Self::push_seconds) ended, for a time
-    /// in the same second. Only the trailing pairs that differ are
-    /// written: times in a row share their leading decimals.
+    /// Rewrites the last nine digits as `new`'s decimals, in this text
+    /// and in `copy`, a copy of it just taken (as long as it): a text
+    /// that [`push_seconds`](Self::push_seconds) ended, for a time in the
+    /// same second. All nine at once, without a branch: rewriting only
+    /// the trailing pairs that changed took a loop whose exit the branch
+    /// predictor missed as the number of pairs changed.
     #[inline]
-    pub fn replace_decimals(&mut self, copy: &mut [u8], old: u64, new: u64) {
-        let (mut a, mut b) = (old % 1_000_000_000, new % 1_000_000_000);
-        let mut i = self.len;
-        for _ in 0..4 {
-            if a == b {
-                return;
-            }
-            i = i.saturating_sub(2);
-            let two = pair((b % 100) as usize);
-            if let Some(t) = self.bytes.get_mut(i..i + 2) {
-                t.copy_from_slice(&two);
-            }
-            if let Some(t) = copy.get_mut(i..i + 2) {
-                t.copy_from_slice(&two);
-            }
-            a /= 100;
-            b /= 100;
-        }
-        if a != b {
-            let first = b'0' + (b % 10) as u8;
-            if let Some(t) = self.bytes.get_mut(i.saturating_sub(1)) {
-                *t = first;
-            }
-            if let Some(t) = copy.get_mut(i.saturating_sub(1)) {
-                *t = first;
+    pub fn replace_decimals(&mut self, copy: &mut [u8], new: u64) {
+        let d = new % 1_000_000_000;
+        let first = b'0' + (d / 100_000_000) as u8;
+        let rest = eight_digits((d % 100_000_000) as u32);
+        let i = self.len.saturating_sub(9);
+        for t in [&mut self.bytes[..], copy] {
+            if let Some((f, r)) = t.get_mut(i..i + 9).and_then(|t| t.split_first_mut()) {
+                *f = first;
+                r.copy_from_slice(&rest);
             }
         }
     }
@@ -423,7 +424,23 @@ mod tests {
         }
     }
 
+    #[test]
+    fn eight_digits_are_the_plain_ones() {
+        for n in (0..100_000_000)
+            .step_by(997)
+            .chain([0, 9, 10, 99_999_999, 12_345_678])
+        {
+            assert_eq!(eight_digits(n), *format!("{n:08}").as_bytes(), "{n}");
+        }
+    }
+
     proptest::proptest! {
+        #[test]
+        fn any_eight_digits_are_the_plain_ones(n in 0u32..100_000_000) {
+            let plain = format!("{n:08}");
+            proptest::prop_assert_eq!(&eight_digits(n)[..], plain.as_bytes());
+        }
+
         /// The fixed-block text is the plain formatting, for every value.
         #[test]
         fn short_text_is_the_plain_text(ns: i64, n: u64, m: i64) {

@@ -34,7 +34,7 @@ pub fn time(out: &mut Vec<u8>, last: &mut Seconds, ns: i64) {
             let at = out.len();
             last.text.append_to(out);
             let copy = out.get_mut(at..).unwrap_or_default();
-            last.text.replace_decimals(copy, prev as u64, ns as u64);
+            last.text.replace_decimals(copy, ns as u64);
             last.ns = Some(ns);
         }
         _ => {
