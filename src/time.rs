@@ -38,11 +38,11 @@ pub fn two_digits(n: u32) -> [u8; 2] {
 #[inline]
 pub fn eight_digits(n: u32) -> [u8; 8] {
     let n = u64::from(n);
-    let mut v = n / 10_000 | (n % 10_000) << 32;
-    let hundreds = (v * 5243 >> 19) & 0x0000_007f_0000_007f;
-    v = hundreds | (v - hundreds * 100) << 16;
-    let tens = (v * 103 >> 10) & 0x000f_000f_000f_000f;
-    v = tens | (v - tens * 10) << 8;
+    let mut v = (n / 10_000) | ((n % 10_000) << 32);
+    let hundreds = ((v * 5243) >> 19) & 0x0000_007f_0000_007f;
+    v = hundreds | ((v - hundreds * 100) << 16);
+    let tens = ((v * 103) >> 10) & 0x000f_000f_000f_000f;
+    v = tens | ((v - tens * 10) << 8);
     (v | 0x3030_3030_3030_3030).to_le_bytes()
 }
 
