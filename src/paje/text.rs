@@ -21,6 +21,10 @@ pub struct Seconds {
     text: Short<SECONDS>,
 }
 
+// The tokens of a line are written inline, their rare cases out of line:
+// as calls, their entries and exits were a quarter of their instructions
+// (three or four calls a line).
+#[inline(always)]
 pub fn time(out: &mut Vec<u8>, last: &mut Seconds, ns: i64) {
     const S: i64 = 1_000_000_000;
     match last.ns {
@@ -37,16 +41,22 @@ pub fn time(out: &mut Vec<u8>, last: &mut Seconds, ns: i64) {
             last.text.replace_decimals(copy, ns as u64);
             last.ns = Some(ns);
         }
-        _ => {
-            last.text = Short::default();
-            last.text.push(b' ');
-            last.text.push_seconds(ns);
-            last.ns = Some(ns);
-            last.text.append_to(out);
-        }
+        _ => new_second(out, last, ns),
     }
 }
 
+/// [`time`] in another second than the last time's.
+#[cold]
+#[inline(never)]
+fn new_second(out: &mut Vec<u8>, last: &mut Seconds, ns: i64) {
+    last.text = Short::default();
+    last.text.push(b' ');
+    last.text.push_seconds(ns);
+    last.ns = Some(ns);
+    last.text.append_to(out);
+}
+
+#[inline(always)]
 pub fn ident(out: &mut Vec<u8>, prefix: u8, n: u32) {
     // Most aliases are below 100 (the containers, types and values of
     // a run): a copy of fixed size, no digit loop.
@@ -59,6 +69,12 @@ pub fn ident(out: &mut Vec<u8>, prefix: u8, n: u32) {
         }
         return;
     }
+    long_ident(out, prefix, n);
+}
+
+/// [`ident`] of 100 and more.
+#[inline(never)]
+fn long_ident(out: &mut Vec<u8>, prefix: u8, n: u32) {
     let mut s = Short::<16>::default();
     s.push(b' ');
     s.push(prefix);
@@ -67,6 +83,7 @@ pub fn ident(out: &mut Vec<u8>, prefix: u8, n: u32) {
 }
 
 /// [`super::Lines::head`].
+#[inline]
 pub fn head(
     out: &mut Vec<u8>,
     last: &mut Seconds,
