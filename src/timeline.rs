@@ -374,6 +374,12 @@ impl Timeline {
     /// it goes further back than the window, naming both positions.
     #[inline]
     pub fn push_on(&mut self, lane: Lane, pos: u64, local: i64, op: Op) -> Result<()> {
+        // Past the first events of an ordered source, every push passes:
+        // that test inline, the rest of a push (the window, the queues)
+        // a call.
+        if self.passing {
+            return self.pass((lane, pos), (local, None), op);
+        }
         self.push_inner(lane, pos, (local, None), op)
     }
 

@@ -77,12 +77,20 @@ impl<W: Write> Text<W> {
         );
     }
     /// Ends the line; writes what is buffered once it is a chunk.
+    #[inline(always)]
     pub fn end(&mut self) -> io::Result<()> {
         self.buf.push(b'\n');
         if self.buf.len() >= CHUNK {
-            self.out.write_all(&self.buf)?;
-            self.buf.clear();
+            return self.write_chunk();
         }
+        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn write_chunk(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
         Ok(())
     }
     /// Writes the rest and gives back the output.

@@ -33,7 +33,7 @@ impl Timeline {
     }
 
     /// A push once [`Timeline::open_passage`] opened the way.
-    #[inline]
+    #[inline(always)]
     pub(super) fn pass(
         &mut self,
         (lane, pos): (Lane, u64),
@@ -45,21 +45,28 @@ impl Timeline {
             return Err(self.undeclared());
         };
         if local < self.max {
-            let unit = self.unit;
-            return Err(Error::in_file(
-                &self.stats.path,
-                format!(
-                    "{unit} {pos}: internal: time goes back {} before {unit} {}, in a source that orders its events",
-                    crate::time::format_duration(self.max - local),
-                    self.max_pos,
-                ),
-            ));
+            return Err(self.stepped_back(pos, local));
         }
         self.max = local;
         self.max_pos = pos;
         let time = mapped.unwrap_or_else(|| l.map(local));
         self.through.push_back((time, op));
         Ok(())
+    }
+
+    /// The error of a push that steps back on an ordered timeline.
+    #[cold]
+    #[inline(never)]
+    fn stepped_back(&self, pos: u64, local: i64) -> Error {
+        let unit = self.unit;
+        Error::in_file(
+            &self.stats.path,
+            format!(
+                "{unit} {pos}: internal: time goes back {} before {unit} {}, in a source that orders its events",
+                crate::time::format_duration(self.max - local),
+                self.max_pos,
+            ),
+        )
     }
 
     /// [`Timeline::drain_run`] once the way is open: what passed, counted.

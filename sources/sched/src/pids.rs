@@ -107,7 +107,10 @@ impl<V> Pids<V> {
         }
     }
 
-    /// Adds `pid`, which has no value yet; its index.
+    /// Adds `pid`, which has no value yet; its index. (Once a task: out
+    /// of line, so that a lookup inlines.)
+    #[cold]
+    #[inline(never)]
     fn add(&mut self, pid: i32, value: V) -> usize {
         let i = self.values.len();
         self.values.push((pid, value));

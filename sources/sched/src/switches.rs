@@ -99,6 +99,17 @@ impl CpuTable {
     /// Sets `cpu`'s state; its `seen` before, if it was known.
     #[inline]
     fn insert(&mut self, cpu: u32, c: Cpu) -> Option<i64> {
+        // A CPU met before, by index (nearly every call), inline.
+        if let Some(Some(slot)) = self.dense.get_mut(cpu as usize) {
+            return Some(std::mem::replace(slot, c).seen);
+        }
+        self.insert_new(cpu, c)
+    }
+
+    /// [`CpuTable::insert`] of a CPU not in the dense table.
+    #[cold]
+    #[inline(never)]
+    fn insert_new(&mut self, cpu: u32, c: Cpu) -> Option<i64> {
         let old = if cpu >= Self::DENSE {
             self.sparse.insert(cpu, c)
         } else {
@@ -203,6 +214,7 @@ impl Cpus {
     }
 
     /// The least moved when `cpu` is seen at `t`.
+    #[inline]
     fn moved(&mut self, cpu: u32, t: i64) {
         match self.low {
             // The least moved: found again when asked.
@@ -213,6 +225,7 @@ impl Cpus {
     }
 
     /// `pid` left `cpu` (not the idle task): an `Out` switch.
+    #[inline]
     fn leave(
         &mut self,
         cpu: u32,
@@ -239,6 +252,7 @@ impl Cpus {
         });
     }
 
+    #[inline]
     fn enter(&mut self, cpu: u32, pid: i32, t: i64, inferred: bool, out: &mut Vec<Switch>) {
         if pid != 0 {
             let task = self.tasks.get_or_insert_with(pid, Task::default);

@@ -336,6 +336,7 @@ impl Conv {
 
     /// Task `pid`'s row, first marked on or off a CPU when `on_cpu` says
     /// (one lookup for both).
+    #[inline]
     fn row_on(&mut self, reg: &mut Registry, pid: i32, on_cpu: Option<bool>) -> Row {
         if let Some(r) = self.rows.get_mut(pid) {
             if let Some(on) = on_cpu {
@@ -343,6 +344,13 @@ impl Conv {
             }
             return *r;
         }
+        self.new_row(reg, pid, on_cpu)
+    }
+
+    /// [`Conv::row_on`] for a task met for the first time.
+    #[cold]
+    #[inline(never)]
+    fn new_row(&mut self, reg: &mut Registry, pid: i32, on_cpu: Option<bool>) -> Row {
         let container = self.container(reg, pid);
         let os = &self.os;
         let ty = reg.state_type(reg.container(container).ty, &os.state_name);
