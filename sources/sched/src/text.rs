@@ -363,6 +363,7 @@ struct Known {
 
 impl Known {
     /// The context of `l`, whose prefix's `]` is at `close`.
+    #[inline(always)]
     fn of(self, l: &str, close: usize) -> Option<Context<'_>> {
         let comm = l.get(self.comm.0..self.comm.1)?;
         Some((comm, self.pid, self.tgid, self.cpu, close))
@@ -376,8 +377,9 @@ impl Contexts {
     const MAX: usize = 4096;
 
     /// The context of a line that begins with a known prefix, and the
-    /// offset of that prefix's `]`.
-    #[inline]
+    /// offset of that prefix's `]`. (Inlined in both passes: as a call,
+    /// its entry and exit were 21 of its 78 instructions a line.)
+    #[inline(always)]
     fn find(&mut self, l: &[u8]) -> Option<(Known, usize)> {
         let n = self.guess;
         let prefix = l.get(..n)?;
