@@ -285,12 +285,58 @@ impl<R: Read> TextLines<R> {
 /// `memchr` a line cost more, its call, its set-up and its loop's exit
 /// missed by the branch predictor as the lengths change.
 fn newlines(text: &[u8], ends: &mut Vec<u64>) {
+    #[cfg(target_arch = "x86_64")]
+    let wide = std::arch::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    let wide = false;
+    newlines_with(text, ends, wide);
+}
+
+/// [`newlines`], 32 bytes an instruction when `wide` (the processor has
+/// AVX2: half the instructions of 16), else 16.
+fn newlines_with(text: &[u8], ends: &mut Vec<u64>, wide: bool) {
     ends.clear();
     let blocks = text.chunks_exact(64);
     let rest = blocks.remainder();
-    ends.extend(blocks.map(|b| b.try_into().map_or(0, block_newlines)));
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        // SAFETY: only with AVX2, which the caller found.
+        unsafe { blocks_avx2(text, ends) };
+    } else {
+        ends.extend(blocks.map(|b| b.try_into().map_or(0, block_newlines)));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = wide;
+        ends.extend(blocks.map(|b| b.try_into().map_or(0, block_newlines)));
+    }
     if !rest.is_empty() {
         ends.push(memchr::memchr_iter(b'\n', rest).fold(0, |w, i| w | 1 << i));
+    }
+}
+
+/// The newlines of `text`'s whole 64-byte blocks, with AVX2.
+///
+/// # Safety
+/// The processor must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn blocks_avx2(text: &[u8], ends: &mut Vec<u64>) {
+    use std::arch::x86_64::{
+        _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_set1_epi8,
+    };
+    for b in text.chunks_exact(64) {
+        // SAFETY: AVX2 is there (the caller's promise); the loads read
+        // the two 32-byte halves of `b`, unaligned.
+        let (lo, hi) = unsafe {
+            let nl = _mm256_set1_epi8(b'\n' as i8);
+            let p = b.as_ptr();
+            (
+                _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256(p.cast()), nl)),
+                _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256(p.add(32).cast()), nl)),
+            )
+        };
+        ends.push(u64::from(lo as u32) | u64::from(hi as u32) << 32);
     }
 }
 
@@ -492,16 +538,22 @@ mod tests {
                 0..400,
             )
         ) {
-            let mut ends = Vec::new();
-            newlines(&text, &mut ends);
-            proptest::prop_assert_eq!(ends.len(), text.len().div_ceil(64));
-            let found: Vec<usize> = ends
-                .iter()
-                .enumerate()
-                .flat_map(|(w, &bits)| (0..64).filter(move |b| bits >> b & 1 == 1).map(move |b| w * 64 + b))
-                .collect();
             let want: Vec<usize> = memchr::memchr_iter(b'\n', &text).collect();
-            proptest::prop_assert_eq!(found, want);
+            #[cfg(target_arch = "x86_64")]
+            let ways = if std::arch::is_x86_feature_detected!("avx2") { vec![false, true] } else { vec![false] };
+            #[cfg(not(target_arch = "x86_64"))]
+            let ways = vec![false];
+            for wide in ways {
+                let mut ends = Vec::new();
+                newlines_with(&text, &mut ends, wide);
+                proptest::prop_assert_eq!(ends.len(), text.len().div_ceil(64));
+                let found: Vec<usize> = ends
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(w, &bits)| (0..64).filter(move |b| bits >> b & 1 == 1).map(move |b| w * 64 + b))
+                    .collect();
+                proptest::prop_assert_eq!(&found, &want, "wide: {}", wide);
+            }
         }
 
         /// Lines of every length, lent from chunks in pieces of any size,
