@@ -86,6 +86,8 @@ impl<W: Write> Text<W> {
         Ok(())
     }
 
+    /// Writes the full chunk: once in 256 KiB, out of line so that
+    /// [`Text::end`] inlines.
     #[cold]
     #[inline(never)]
     fn write_chunk(&mut self) -> io::Result<()> {
