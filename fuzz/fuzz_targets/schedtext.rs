@@ -31,8 +31,21 @@ fuzz_target!(|data: &[u8]| {
     let mut ev = integrador_sched::text::Event::default();
     let mut lean = TextReader::new(rest, format).without_task_names();
     let mut lean_ev = integrador_sched::text::Event::default();
+    // And as its decoding thread reads them, sharing the kinds it keeps:
+    // through a ring of events, as in the thread's batches, each kind
+    // found through the slots' copy.
+    let mut shared = TextReader::new(rest, format)
+        .without_task_names()
+        .shared_kinds();
+    let mut kinds = integrador_sched::text::Kinds::default();
+    let mut ring: Vec<integrador_sched::text::Event> = (0..3).map(|_| Default::default()).collect();
+    let mut turn = 0;
     while let Ok(true) = r.read_into(&mut ev) {
         assert!(matches!(lean.read_into(&mut lean_ev), Ok(true)));
+        let slot = &mut ring[turn % 3];
+        turn += 1;
+        assert!(matches!(shared.read_into(slot), Ok(true)));
+        assert_eq!(kinds.of(slot), &lean_ev.kind);
         let mut want = ev.clone();
         want.comm.clear();
         if let integrador_sched::text::Kind::Wakeup { comm, .. } = &mut want.kind {
