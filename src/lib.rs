@@ -2,7 +2,8 @@
 //! one Pajé trace (L. M. Schnorr, 2005). Data flows one way:
 //! decode (`sources/` crates) → clock sync ([`clock`]) → unify
 //! ([`registry`], [`hierarchy`]) → convert ([`convert`]) → merge ([`merge`])
-//! → write ([`paje::writer`]).
+//! → sinks ([`sink`]: one replay of the model events, then each output's
+//! encoder, such as [`paje::writer`]).
 #![warn(missing_docs)]
 
 pub mod cli;
@@ -20,6 +21,7 @@ pub mod messages;
 pub mod model;
 pub mod order;
 pub mod output;
+pub mod outputs;
 pub mod paje;
 pub mod prefetch;
 pub mod progress;
@@ -29,9 +31,9 @@ pub mod registry;
 pub mod report;
 pub mod run;
 pub mod series;
+pub mod sink;
 pub mod sniff;
 pub mod source;
 pub mod summary;
 pub mod time;
 pub mod timeline;
-pub mod write;

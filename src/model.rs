@@ -59,6 +59,18 @@ pub enum Op {
         /// Which state row.
         ty: TypeId,
     },
+    /// The state `value` of a row ends, wherever it is in the row's stack
+    /// (an MPE state that ends under others). Each output nests as its
+    /// format says: a stack-ruled one pops down to it and pushes the
+    /// others back; an interval ends it alone ([`crate::sink::Replay`]).
+    EndState {
+        /// Where.
+        container: ContainerId,
+        /// Which state row.
+        ty: TypeId,
+        /// The state that ends (its innermost opening).
+        value: ValueId,
+    },
     /// A point event (`PajeNewEvent`).
     NewEvent {
         /// Where.
@@ -130,6 +142,7 @@ impl Op {
             | Op::SetState { container, .. }
             | Op::PushState { container, .. }
             | Op::PopState { container, .. }
+            | Op::EndState { container, .. }
             | Op::NewEvent { container, .. }
             | Op::StartLink { container, .. }
             | Op::EndLink { container, .. } => container,

@@ -4,8 +4,8 @@
 use crate::cli::Output;
 use crate::clock::{ClockMap, SyncTable};
 use crate::identity::{HostIdentity, KeyIndex};
-use crate::paje::writer::WriteStats;
 use crate::registry::Registry;
+use crate::sink::SinkStats;
 use crate::source::SourceStats;
 use std::path::Path;
 
@@ -22,12 +22,14 @@ pub struct ClockUse {
 }
 
 /// Everything the summary reports.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RunReport {
     /// Per source.
     pub sources: Vec<SourceStats>,
-    /// What was written.
-    pub written: WriteStats,
+    /// What was written (filled in once the sinks are done).
+    pub written: SinkStats,
+    /// Where in `warnings` the sinks' own warning goes.
+    sinks_warning_at: usize,
     /// T0 in ns.
     pub origin: i64,
     /// Host names seen and the Machine each became.
@@ -117,8 +119,6 @@ pub struct Finished<'a> {
     pub reg: &'a Registry,
     /// Each source's counts.
     pub sources: Vec<SourceStats>,
-    /// The writer's counts.
-    pub written: WriteStats,
     /// Notes of the writing (series kept apart).
     pub notes: Vec<String>,
     /// T0.
@@ -155,12 +155,7 @@ impl Finished<'_> {
         let mut warnings = reg.hierarchy.warnings.clone();
         warnings.extend(reg.warnings.iter().cloned());
         warnings.extend(self.notes);
-        if self.written.skipped_pops > 0 {
-            warnings.push(format!(
-                "{} state end(s) had no open state in time order (a damaged or reordered input) and were left out",
-                self.written.skipped_pops
-            ));
-        }
+        let sinks_warning_at = warnings.len();
         warnings.extend(span_warnings(&self.sources));
         if let Some((table, path)) = self.sync {
             warnings.extend(corrects_nothing(table, path, &self.clocks));
@@ -173,7 +168,8 @@ impl Finished<'_> {
         };
         RunReport {
             sources: self.sources,
-            written: self.written,
+            written: SinkStats::default(),
+            sinks_warning_at,
             origin: self.origin,
             hosts,
             hosts_total: reg.hosts_seen().len(),
@@ -183,6 +179,42 @@ impl Finished<'_> {
             corrected_from_messages: self.corrected_from_messages,
             warnings,
             output: self.output,
+        }
+    }
+}
+
+impl RunReport {
+    /// The report of a run of nothing: what a sink driven outside a run
+    /// (a test, a trace replayed) is told at its end.
+    pub fn empty() -> RunReport {
+        RunReport {
+            sources: Vec::new(),
+            written: SinkStats::default(),
+            sinks_warning_at: 0,
+            origin: 0,
+            hosts: Vec::new(),
+            hosts_total: 0,
+            clocks: Vec::new(),
+            reference: None,
+            from_messages: Vec::new(),
+            corrected_from_messages: false,
+            warnings: Vec::new(),
+            output: Output::Stdout,
+        }
+    }
+
+    /// Takes the sinks' counts, and their warning.
+    pub fn wrote(&mut self, stats: SinkStats) {
+        self.written = stats;
+        if stats.skipped_pops > 0 {
+            let at = self.sinks_warning_at.min(self.warnings.len());
+            self.warnings.insert(
+                at,
+                format!(
+                    "{} state end(s) had no open state in time order (a damaged or reordered input) and were left out",
+                    stats.skipped_pops
+                ),
+            );
         }
     }
 }

@@ -10,12 +10,12 @@ use crate::error::{Error, Result};
 use crate::hierarchy::Hierarchy;
 use crate::input;
 use crate::merge::Merge;
-use crate::output::Target;
-use crate::paje::writer::PajeWriter;
+use crate::outputs::Outputs;
 use crate::progress::Progress;
 use crate::registry::Registry;
 use crate::report::{Clocks, Finished};
-use crate::write::{io_error, write_all, WriteError};
+use crate::sink::drive::Filters;
+use crate::sink::{io_error, write_all, RunEnd, TraceSink, WriteError};
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 
@@ -58,10 +58,10 @@ fn list_inputs(
 pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<RunReport> {
     // The output is settled before any input is read: a wrong -o fails at
     // once, and an input named as the output is never touched.
-    let target = Target::resolve(&cfg.output)?;
+    let mut outputs = Outputs::settle(cfg)?;
     cfg.refuse_missing_files(&kinds)?;
     let inputs = list_inputs(cfg, &mut kinds)?;
-    target.refuse_inputs(inputs.iter().map(|(o, p)| (*o, p.as_path())))?;
+    outputs.refuse_inputs(&inputs)?;
     if let Some(p) = &cfg.write_sync {
         crate::clockfit::apply::refuse_inputs(
             p,
@@ -75,15 +75,14 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     crate::sniff::check_all(&inputs, &options)?;
     // Created now so that an unwritable place fails before the work; the
     // temporary file is removed on any error or ending signal.
-    let sink = target.create()?;
-    let partial = sink.partial_on_failure();
-    let target_name = target.shown();
+    outputs.create()?;
+    let (partial, target_name) = (outputs.partial(), outputs.shown());
     let hierarchy = match &cfg.hierarchy {
         Some(p) => Hierarchy::load(p)?,
         None => Hierarchy::builtin(),
     };
     let named = crate::convert::configure(&mut kinds, &hierarchy)?;
-    target.refuse_inputs(named.iter().map(|(what, p)| (*what, p.as_path())))?;
+    outputs.refuse_inputs(&named)?;
     let sync = open_sync(cfg, &hierarchy)?;
     // --sync-from-messages: a first pass over the message sources gives
     // the clocks of the hosts the sync file leaves out.
@@ -133,37 +132,28 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     let origin = first.div_euclid(1_000_000) * 1_000_000;
     let progress = (!cfg.quiet && io::stderr().is_terminal())
         .then(|| Progress::new(Progress::total(&inputs, &options)));
-
-    // The writer runs on a thread of its own (crate::paje::split) when
-    // the run may use threads and no text decoder keeps the spare core
-    // busy (crate::prefetch::writer_thread): a binary decoder keeps its
-    // core busy a part of the time, and the writer takes the rest. The
-    // bytes are the same either way, and they reach the sink in 256 KiB
-    // chunks.
-    let progress = progress.as_ref();
-    let written = if crate::prefetch::writer_thread() {
-        let paje = crate::paje::split::Split::new(sink, origin, cfg.absolute_time);
-        write_all(&mut merge, &mut reg, paje, origin, progress)
-    } else {
-        PajeWriter::new(sink, origin, cfg.absolute_time)
-            .map_err(WriteError::Io)
-            .and_then(|paje| write_all(&mut merge, &mut reg, paje, origin, progress))
-    };
-    let (sink, written, notes) = match written {
-        Ok(done) => done,
-        // A reader that stops early (`integrador ... -o - | head`) is not
-        // an error of ours.
-        Err(WriteError::Io(e))
+    let sink = outputs.start(cfg, origin);
+    let mut sink = sink.map_err(|e| io_error(WriteError::Io(e), &target_name, partial))?;
+    let mut filters = Filters::for_merge(&merge);
+    let written = write_all(
+        &mut merge,
+        &mut reg,
+        &mut *sink,
+        &mut filters,
+        origin,
+        progress.as_ref(),
+    );
+    // A reader that stops early (`integrador ... -o - | head`) is not an
+    // error of ours.
+    let failed = |e: WriteError| match e {
+        WriteError::Io(e)
             if e.kind() == io::ErrorKind::BrokenPipe && cfg.output == Output::Stdout =>
         {
-            return Err(Error::broken_pipe());
+            Error::broken_pipe()
         }
-        Err(e) => return Err(io_error(e, &target_name, partial)),
+        e => io_error(e, &target_name, partial),
     };
-    sink.commit(&target_name)?;
-    if let Some(p) = progress {
-        p.bar.finish_and_clear();
-    }
+    written.map_err(failed)?;
     let sources: Vec<_> = merge.sources().iter().map(|s| s.stats().clone()).collect();
     let from_messages = crate::clockfit::apply::End {
         cfg,
@@ -179,12 +169,26 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
         sources,
         from_messages,
         corrected_from_messages: applied.is_some(),
-        written,
-        notes,
+        notes: filters.notes(&merge),
         origin,
         clocks: clocks.used,
         sync: sync.as_ref().zip(cfg.sync.as_deref()),
         output: cfg.output.clone(),
     };
-    Ok(finished.report())
+    // The sinks hear the run's report before they end (a format that keeps
+    // its provenance stores it), and every output is made whole only
+    // once all are complete.
+    let mut report = finished.report();
+    let end = RunEnd {
+        report: report.clone(),
+    };
+    let done = sink
+        .finish(&reg, &end)
+        .map_err(|e| failed(WriteError::Io(e)))?;
+    (done.commit)()?;
+    if let Some(p) = &progress {
+        p.bar.finish_and_clear();
+    }
+    report.wrote(done.stats);
+    Ok(report)
 }

@@ -43,7 +43,7 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
     writeln!(
         out,
         "integrador: wrote {target}: {} events ({} from the inputs, the rest definitions and containers), {} containers; T0 = {} ({} UTC)",
-        r.written.event_lines(),
+        r.written.records,
         r.written.events,
         r.written.containers,
         crate::time::millis(r.origin),

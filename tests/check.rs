@@ -9,6 +9,8 @@ use integrador::model::{Event, Op};
 use integrador::paje::check::check;
 use integrador::paje::writer::PajeWriter;
 use integrador::registry::Registry;
+use integrador::report::RunReport;
+use integrador::sink::{Replay, RunEnd};
 use proptest::prelude::*;
 
 #[test]
@@ -106,11 +108,15 @@ fn write_random(ops: &[(u8, u8, u16, u8)]) -> Vec<u8> {
         };
         events.push(Event { time, op });
     }
-    let mut w = PajeWriter::new(Vec::new(), 1_000_000_000_000, false).unwrap();
+    let w = PajeWriter::new(Vec::new(), 1_000_000_000_000, false).unwrap();
+    let mut replay = Replay::new(w);
     for e in &events {
-        w.write_event(&reg, e).unwrap();
+        replay.event(&reg, e).unwrap();
     }
-    w.finish(&reg).unwrap().0
+    let end = RunEnd {
+        report: RunReport::empty(),
+    };
+    replay.finish(&reg, &end).unwrap().0
 }
 
 proptest! {

@@ -5,7 +5,6 @@ pub mod check;
 pub mod header;
 pub mod lines;
 pub mod name;
-pub mod split;
 pub(crate) mod text;
 pub mod writer;
 

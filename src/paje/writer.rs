@@ -18,106 +18,9 @@ use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
 use crate::paje::header::{id_of, HEADER};
 use crate::paje::lines::Text;
 use crate::paje::EventKind;
-use crate::registry::{ContainerDef, Registry, TypeDef, TypeKind, ValueDef};
+use crate::registry::TypeKind;
+use crate::sink::{Book, Catalogue, Encoder, RunEnd, SinkStats};
 use std::io::{self, Write};
-
-/// What the writer wrote, for the summary.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct WriteStats {
-    /// Lines written.
-    pub lines: u64,
-    /// Lines of the `%EventDef` header (the rest are event lines, as
-    /// `integrador check` counts them).
-    pub header_lines: u64,
-    /// Model events written (not counting declarations).
-    pub events: u64,
-    /// Containers created.
-    pub containers: u64,
-    /// Variable changes written.
-    pub variables: u64,
-    /// State changes written (set, push, pop).
-    pub states: u64,
-    /// Point events written.
-    pub events_point: u64,
-    /// Arrows written (counted at their start).
-    pub links: u64,
-    /// Time of the last event (ns, reference clock).
-    pub last_time: Option<i64>,
-    /// Pops that found their row's stack empty in time order (a damaged
-    /// or reordered input), left out: pj_dump rejects them.
-    pub skipped_pops: u64,
-}
-
-impl WriteStats {
-    /// Event lines: every line after the `%EventDef` header, definitions
-    /// and container events included (what `integrador check` counts).
-    pub fn event_lines(&self) -> u64 {
-        self.lines - self.header_lines
-    }
-}
-
-/// The writer's aliases of one kind of id, numbered in the order the
-/// writer first meets them: the trace depends on the events written, not
-/// on the order in which converters happened to register things (which
-/// follows how far each read ahead). The writer's other side on the run's
-/// thread (crate::paje::split) keeps the ids it sent in one too.
-#[derive(Default)]
-pub(super) struct Aliases {
-    /// Alias + 1 by registry id; 0 = not met yet.
-    of: Vec<u32>,
-    next: u32,
-}
-
-impl Aliases {
-    pub(super) fn has(&self, id: u32) -> bool {
-        self.of.get(id as usize).is_some_and(|&a| a != 0)
-    }
-
-    /// Gives `id` its alias if it has none; `true` the first time.
-    pub(super) fn mark(&mut self, id: u32) -> bool {
-        let i = id as usize;
-        if self.of.len() <= i {
-            self.of.resize(i + 1, 0);
-        }
-        match self.of.get_mut(i) {
-            Some(a) if *a == 0 => {
-                self.next += 1;
-                *a = self.next;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn get(&self, id: u32) -> u32 {
-        self.of.get(id as usize).map_or(0, |a| a.saturating_sub(1))
-    }
-}
-
-/// What the writer reads of the registry: the definitions of what it
-/// declares and creates, and each event type's kind. The run's registry
-/// is one; a writer on a thread of its own reads a copy of the
-/// definitions it was sent (crate::paje::split).
-pub trait Catalogue {
-    /// A type by id.
-    fn type_def(&self, id: TypeId) -> &TypeDef;
-    /// A container by id.
-    fn container(&self, id: ContainerId) -> &ContainerDef;
-    /// A value by id.
-    fn value(&self, id: ValueId) -> &ValueDef;
-}
-
-impl Catalogue for Registry {
-    fn type_def(&self, id: TypeId) -> &TypeDef {
-        Registry::type_def(self, id)
-    }
-    fn container(&self, id: ContainerId) -> &ContainerDef {
-        Registry::container(self, id)
-    }
-    fn value(&self, id: ValueId) -> &ValueDef {
-        Registry::value(self, id)
-    }
-}
 
 /// The start of the line that records T0: a container type, never used,
 /// named `T0=<epoch seconds>` with alias `origin`. A `#` comment made ViTE
@@ -131,24 +34,18 @@ pub fn origin_of(line: &str) -> Option<i64> {
     crate::clock::parse_epoch_ns(secs.as_bytes())
 }
 
-/// A streaming Pajé writer. It runs on the run's thread, or on a thread
-/// of its own behind [`crate::paje::split::Split`].
+/// A streaming Pajé writer: the encoder that says what the replay
+/// ([`crate::sink::Replay`]) hands it as Pajé lines. The replay decides
+/// what is declared when, what each id's ordinal is (the aliases `t<n>`,
+/// `c<n>`, `v<n>`), which pops are left out and which colour a value has;
+/// this says each line.
 pub struct PajeWriter<W: Write> {
     lines: Text<W>,
     origin: i64,
     absolute: bool,
-    created: Vec<ContainerId>,
-    /// The writer's own book of what it declared and created, by id: the
-    /// registry is a catalogue the writer only reads.
-    types: Aliases,
-    values: Aliases,
-    containers: Aliases,
-    values_declared: u32,
-    stats: WriteStats,
-    /// Depth of each (container, state type) stack as written.
-    /// Indexed by container id: (state type, depth) of its few rows; a
-    /// hash per state change cost 5% on state-heavy traces.
-    depth: Vec<Vec<(u32, u32)>>,
+    /// Lines written, and those of the header.
+    written: u64,
+    header: u64,
     /// The quoted text of each value written by name (an event's or a
     /// link's), by value id: a link's value is on every message line,
     /// and quoting it there was a tenth of the formatting.
@@ -175,387 +72,71 @@ impl<W: Write> PajeWriter<W> {
         }
         out.write_all(&head)?;
         let lines = head.iter().filter(|&&b| b == b'\n').count() as u64;
-        let header = lines - u64::from(!absolute);
         Ok(PajeWriter {
             lines: Text::new(out),
             origin,
             absolute,
-            created: Vec::new(),
-            types: Aliases::default(),
-            values: Aliases::default(),
-            containers: Aliases::default(),
-            values_declared: 0,
-            depth: Vec::new(),
+            written: lines,
+            header: lines - u64::from(!absolute),
             quoted: Vec::new(),
-            stats: WriteStats {
-                lines,
-                header_lines: header,
-                ..WriteStats::default()
-            },
         })
     }
 
-    /// Creates containers at `time` in the given order, before any event:
-    /// a viewer shows sibling rows in creation order.
-    pub fn create_in_order(
-        &mut self,
-        reg: &impl Catalogue,
-        order: &[ContainerId],
-        time: i64,
-    ) -> io::Result<()> {
-        for &c in order {
-            self.create_container(reg, c, time)?;
-        }
-        Ok(())
-    }
-
-    /// Counts so far.
-    pub fn stats(&self) -> WriteStats {
-        self.stats
-    }
-
-    /// Writes one event, declaring first whatever it refers to.
-    pub fn write_event(&mut self, reg: &impl Catalogue, ev: &Event) -> io::Result<()> {
-        debug_assert!(
-            self.stats.last_time.is_none_or(|t| t <= ev.time),
-            "merge order broken"
-        );
-        self.stats.last_time = Some(ev.time);
-        self.stats.events += 1;
-        match ev.op {
-            Op::SetVariable {
-                container,
-                ty,
-                value,
-            } => {
-                self.create_container(reg, container, ev.time)?;
-                self.declare_type(reg, ty)?;
-                self.head(EventKind::SetVariable, ev.time, container, ty, None);
-                self.double(value);
-                self.stats.variables += 1;
-            }
-            Op::SetState {
-                container,
-                ty,
-                value,
-            } => {
-                *self.depth_of(container, ty) = 1;
-                self.entity(
-                    reg,
-                    EventKind::SetState,
-                    ev.time,
-                    container,
-                    ty,
-                    Some(value),
-                )?;
-                self.stats.states += 1;
-            }
-            Op::PushState {
-                container,
-                ty,
-                value,
-            } => {
-                *self.depth_of(container, ty) += 1;
-                self.entity(
-                    reg,
-                    EventKind::PushState,
-                    ev.time,
-                    container,
-                    ty,
-                    Some(value),
-                )?;
-                self.stats.states += 1;
-            }
-            Op::PopState { container, ty } => {
-                match self.depth_of(container, ty) {
-                    d if *d > 0 => *d -= 1,
-                    _ => {
-                        self.stats.events -= 1;
-                        self.stats.skipped_pops += 1;
-                        return Ok(());
-                    }
-                }
-                self.entity(reg, EventKind::PopState, ev.time, container, ty, None)?;
-                self.stats.states += 1;
-            }
-            Op::NewEvent {
-                container,
-                ty,
-                value,
-            } => {
-                self.entity(
-                    reg,
-                    EventKind::NewEvent,
-                    ev.time,
-                    container,
-                    ty,
-                    Some(value),
-                )?;
-                self.stats.events_point += 1;
-            }
-            Op::StartLink {
-                container,
-                ty,
-                value,
-                from,
-                key,
-                size,
-                tag,
-            } => {
-                self.create_container(reg, from, ev.time)?;
-                self.entity(
-                    reg,
-                    EventKind::StartLink,
-                    ev.time,
-                    container,
-                    ty,
-                    Some(value),
-                )?;
-                self.cont(from);
-                self.key(key);
-                self.int(size);
-                self.int(tag);
-                self.stats.links += 1;
-            }
-            Op::EndLink {
-                container,
-                ty,
-                value,
-                to,
-                key,
-            } => {
-                self.create_container(reg, to, ev.time)?;
-                self.entity(reg, EventKind::EndLink, ev.time, container, ty, Some(value))?;
-                self.cont(to);
-                self.key(key);
-            }
-        }
-        self.end()
-    }
-
-    /// The stack depth of a state row, as written so far.
+    /// The line of an event on an entity row: `Time Container Type
+    /// [Value]` (`Time Container Value Type` for a point event). Only
+    /// state values are declared: ViTE 1.2 complains about a declared
+    /// value of an event or link type, so those are written by name.
     #[inline]
-    fn depth_of(&mut self, container: ContainerId, ty: TypeId) -> &mut u32 {
-        let c = container.0 as usize;
-        // A row seen before, nearly always: its container's first.
-        let known = match self.depth.get(c).and_then(|rows| rows.first()) {
-            Some(&(t, _)) if t == ty.0 => Some(0),
-            _ => None,
-        };
-        let i = match known {
-            Some(i) => i,
-            None => self.depth_row(c, ty),
-        };
-        &mut self.depth[c][i].1
-    }
-
-    /// [`PajeWriter::depth_of`]'s row index, added when new.
-    #[inline(never)]
-    fn depth_row(&mut self, c: usize, ty: TypeId) -> usize {
-        if self.depth.len() <= c {
-            self.depth.resize_with(c + 1, Vec::new);
-        }
-        let rows = &mut self.depth[c];
-        match rows.iter().position(|(t, _)| *t == ty.0) {
-            Some(i) => i,
-            None => {
-                rows.push((ty.0, 0));
-                rows.len() - 1
-            }
-        }
-    }
-
-    /// Starts the line of an event on an entity row: `Time Container Type
-    /// [Value]` (`Time Container Value Type` for a point event), declaring
-    /// what it refers to first. Only state values are declared: ViTE 1.2
-    /// complains about a declared value of an event or link type, so those
-    /// are written by name.
-    fn entity(
+    #[allow(clippy::too_many_arguments)]
+    fn entity<C: Catalogue + ?Sized>(
         &mut self,
-        reg: &impl Catalogue,
+        cat: &C,
+        book: &Book,
         kind: EventKind,
         time: i64,
-        container: ContainerId,
-        ty: TypeId,
+        (container, ty): (ContainerId, TypeId),
         value: Option<ValueId>,
-    ) -> io::Result<()> {
-        self.create_container(reg, container, time)?;
-        self.declare_type(reg, ty)?;
-        let state = reg.type_def(ty).kind == TypeKind::State;
-        if let (Some(v), true) = (value, state) {
-            self.declare_value(reg, v)?;
-        }
+        state: bool,
+    ) {
         match (value, state) {
-            (Some(v), true) => self.head(kind, time, container, ty, Some(v)),
+            (Some(v), true) => self.head(book, kind, time, container, ty, Some(v)),
             (Some(v), false) if kind == EventKind::NewEvent => {
                 self.begin(kind);
                 self.time(time);
-                self.cont(container);
-                self.value_name(reg, v);
-                self.ty(ty);
+                self.cont(book, container);
+                self.value_name(cat, v);
+                self.ty(book, ty);
             }
             (Some(v), false) => {
-                self.head(kind, time, container, ty, None);
-                self.value_name(reg, v);
+                self.head(book, kind, time, container, ty, None);
+                self.value_name(cat, v);
             }
-            (None, _) => self.head(kind, time, container, ty, None),
+            (None, _) => self.head(book, kind, time, container, ty, None),
         }
-        Ok(())
-    }
-
-    /// Destroys every container at the last event's time, children first,
-    /// and flushes. Returns the output and the counts.
-    pub fn finish(mut self, reg: &impl Catalogue) -> io::Result<(W, WriteStats)> {
-        if let Some(end) = self.stats.last_time {
-            // Children are always created after their parents, so the
-            // reverse creation order destroys children first.
-            for c in std::mem::take(&mut self.created).into_iter().rev() {
-                self.begin(EventKind::DestroyContainer);
-                self.time(end);
-                self.ty(reg.container(c).ty);
-                self.cont(c);
-                self.end()?;
-            }
-        }
-        let out = self.lines.finish()?;
-        Ok((out, self.stats))
-    }
-
-    // The three `declare`/`create` steps are asked for every event and
-    // are done once: the test is inlined, the work is not (the calls were
-    // 3% of the converting thread).
-    #[inline]
-    fn declare_type(&mut self, reg: &impl Catalogue, ty: TypeId) -> io::Result<()> {
-        if self.types.has(ty.0) {
-            return Ok(());
-        }
-        self.declare_type_now(reg, ty)
-    }
-
-    #[inline(never)]
-    fn declare_type_now(&mut self, reg: &impl Catalogue, ty: TypeId) -> io::Result<()> {
-        // Its alias is given when its line is written, after its parents':
-        // aliases count up through the file.
-        let def = reg.type_def(ty).clone();
-        if let Some(p) = def.parent {
-            self.declare_type(reg, p)?;
-        }
-        if let TypeKind::Link { start, end } = def.kind {
-            self.declare_type(reg, start)?;
-            self.declare_type(reg, end)?;
-        }
-        let kind = match def.kind {
-            TypeKind::Container => EventKind::DefineContainerType,
-            TypeKind::State => EventKind::DefineStateType,
-            TypeKind::Variable => EventKind::DefineVariableType,
-            TypeKind::Event => EventKind::DefineEventType,
-            TypeKind::Link { .. } => EventKind::DefineLinkType,
-        };
-        self.begin(kind);
-        match def.parent {
-            Some(p) => self.ty(p),
-            None => self.word(b"0"),
-        }
-        if let TypeKind::Link { start, end } = def.kind {
-            self.ty(start);
-            self.ty(end);
-        }
-        self.name(&def.name);
-        if def.kind == TypeKind::Variable {
-            self.name(def.color.as_deref().unwrap_or("0.5 0.5 0.5"));
-        }
-        self.types.mark(ty.0);
-        self.ty(ty);
-        self.end()
-    }
-
-    #[inline]
-    fn declare_value(&mut self, reg: &impl Catalogue, v: ValueId) -> io::Result<()> {
-        if self.values.has(v.0) {
-            return Ok(());
-        }
-        self.declare_value_now(reg, v)
-    }
-
-    #[inline(never)]
-    fn declare_value_now(&mut self, reg: &impl Catalogue, v: ValueId) -> io::Result<()> {
-        let def = reg.value(v).clone();
-        self.declare_type(reg, def.ty)?;
-        let color = def.color.clone().unwrap_or_else(|| {
-            crate::color::VALUES[self.values_declared as usize % crate::color::VALUES.len()]
-                .to_string()
-        });
-        self.values_declared += 1;
-        self.begin(EventKind::DefineEntityValue);
-        self.ty(def.ty);
-        self.name(&def.name);
-        self.name(&color);
-        self.values.mark(v.0);
-        self.val(v);
-        self.end()
-    }
-
-    #[inline]
-    fn create_container(
-        &mut self,
-        reg: &impl Catalogue,
-        c: ContainerId,
-        time: i64,
-    ) -> io::Result<()> {
-        if c == ContainerId::ROOT || self.containers.has(c.0) {
-            return Ok(());
-        }
-        self.create_container_now(reg, c, time)
-    }
-
-    #[inline(never)]
-    fn create_container_now(
-        &mut self,
-        reg: &impl Catalogue,
-        c: ContainerId,
-        time: i64,
-    ) -> io::Result<()> {
-        let def = reg.container(c).clone();
-        if let Some(p) = def.parent {
-            self.create_container(reg, p, time)?;
-        }
-        self.declare_type(reg, def.ty)?;
-        self.begin(EventKind::CreateContainer);
-        self.time(time);
-        self.ty(def.ty);
-        match def.parent {
-            Some(p) => self.cont(p),
-            None => self.word(b"0"),
-        }
-        self.name(&def.name);
-        self.containers.mark(c.0);
-        self.cont(c);
-        self.created.push(c);
-        self.stats.containers += 1;
-        self.end()
     }
 
     fn begin(&mut self, kind: EventKind) {
         self.lines.begin(byte_id(kind));
     }
 
-    /// `begin`, `time`, `cont`, `ty` and `val` at once (see [`Lines::head`]).
+    /// `begin`, `time`, `cont`, `ty` and `val` at once (see [`Text::head`]).
+    #[inline]
     fn head(
         &mut self,
+        book: &Book,
         kind: EventKind,
         t: i64,
         c: ContainerId,
         ty: TypeId,
         value: Option<ValueId>,
     ) {
-        let c = (c != ContainerId::ROOT).then(|| self.containers.get(c.0));
-        let v = value.map(|v| self.values.get(v.0));
+        let v = value.map(|v| book.value(v));
         let (id, rel) = (byte_id(kind), self.rel(t));
-        self.lines.head(id, rel, c, self.types.get(ty.0), v);
+        self.lines.head(id, rel, book.container(c), book.ty(ty), v);
     }
 
     fn end(&mut self) -> io::Result<()> {
-        self.stats.lines += 1;
+        self.written += 1;
         self.lines.end()
     }
 
@@ -563,22 +144,15 @@ impl<W: Write> PajeWriter<W> {
         self.lines.word(w);
     }
 
-    fn ty(&mut self, t: TypeId) {
-        let a = self.types.get(t.0);
-        self.lines.ident(b't', a);
+    fn ty(&mut self, book: &Book, t: TypeId) {
+        self.lines.ident(b't', book.ty(t));
     }
 
-    fn val(&mut self, v: ValueId) {
-        let a = self.values.get(v.0);
-        self.lines.ident(b'v', a);
-    }
-
-    fn cont(&mut self, c: ContainerId) {
-        if c == ContainerId::ROOT {
-            return self.word(b"0");
+    fn cont(&mut self, book: &Book, c: ContainerId) {
+        match book.container(c) {
+            Some(a) => self.lines.ident(b'c', a),
+            None => self.word(b"0"),
         }
-        let a = self.containers.get(c.0);
-        self.lines.ident(b'c', a);
     }
 
     fn int(&mut self, n: i64) {
@@ -594,7 +168,7 @@ impl<W: Write> PajeWriter<W> {
     }
 
     /// A value's name as [`PajeWriter::name`] writes it, quoted once.
-    fn value_name(&mut self, reg: &impl Catalogue, v: ValueId) {
+    fn value_name<C: Catalogue + ?Sized>(&mut self, cat: &C, v: ValueId) {
         let i = v.0 as usize;
         if self.quoted.len() <= i {
             self.quoted.resize(i + 1, None);
@@ -604,7 +178,7 @@ impl<W: Write> PajeWriter<W> {
         };
         let q = slot.get_or_insert_with(|| {
             let mut q = Vec::new();
-            super::name::push_name(&mut q, &reg.value(v).name);
+            super::name::push_name(&mut q, &cat.value(v).name);
             q.into_boxed_slice()
         });
         self.lines.word(q);
@@ -622,6 +196,181 @@ impl<W: Write> PajeWriter<W> {
 
     fn double(&mut self, v: f64) {
         self.lines.double(v);
+    }
+}
+
+impl<W: Write> Encoder for PajeWriter<W> {
+    const INTERVALS: bool = false;
+    type Out = W;
+
+    fn declare_type<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        book: &Book,
+        ty: TypeId,
+    ) -> io::Result<()> {
+        let def = cat.type_def(ty);
+        let kind = match def.kind {
+            TypeKind::Container => EventKind::DefineContainerType,
+            TypeKind::State => EventKind::DefineStateType,
+            TypeKind::Variable => EventKind::DefineVariableType,
+            TypeKind::Event => EventKind::DefineEventType,
+            TypeKind::Link { .. } => EventKind::DefineLinkType,
+        };
+        self.begin(kind);
+        match def.parent {
+            Some(p) => self.ty(book, p),
+            None => self.word(b"0"),
+        }
+        if let TypeKind::Link { start, end } = def.kind {
+            self.ty(book, start);
+            self.ty(book, end);
+        }
+        self.name(&def.name);
+        if def.kind == TypeKind::Variable {
+            self.name(def.color.as_deref().unwrap_or("0.5 0.5 0.5"));
+        }
+        self.ty(book, ty);
+        self.end()
+    }
+
+    fn declare_value<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        book: &Book,
+        v: ValueId,
+        color: Option<&str>,
+    ) -> io::Result<()> {
+        let def = cat.value(v);
+        // An event's or a link's value is said by name on its lines.
+        if cat.type_def(def.ty).kind != TypeKind::State {
+            return Ok(());
+        }
+        self.begin(EventKind::DefineEntityValue);
+        self.ty(book, def.ty);
+        self.name(&def.name);
+        self.name(color.unwrap_or("0.5 0.5 0.5"));
+        self.lines.ident(b'v', book.value(v));
+        self.end()
+    }
+
+    fn create<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        book: &Book,
+        c: ContainerId,
+        time: i64,
+    ) -> io::Result<()> {
+        let def = cat.container(c);
+        self.begin(EventKind::CreateContainer);
+        self.time(time);
+        self.ty(book, def.ty);
+        match def.parent {
+            Some(p) => self.cont(book, p),
+            None => self.word(b"0"),
+        }
+        self.name(&def.name);
+        self.cont(book, c);
+        self.end()
+    }
+
+    #[inline]
+    fn event<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        book: &Book,
+        ev: &Event,
+        state: bool,
+    ) -> io::Result<()> {
+        let t = ev.time;
+        match ev.op {
+            Op::SetVariable {
+                container,
+                ty,
+                value,
+            } => {
+                self.head(book, EventKind::SetVariable, t, container, ty, None);
+                self.double(value);
+            }
+            Op::SetState {
+                container,
+                ty,
+                value,
+            } => {
+                let at = (container, ty);
+                self.entity(cat, book, EventKind::SetState, t, at, Some(value), state);
+            }
+            Op::PushState {
+                container,
+                ty,
+                value,
+            } => {
+                let at = (container, ty);
+                self.entity(cat, book, EventKind::PushState, t, at, Some(value), state);
+            }
+            // The replay turns a state's end into pops; none comes here.
+            Op::PopState { container, ty } | Op::EndState { container, ty, .. } => {
+                let at = (container, ty);
+                self.entity(cat, book, EventKind::PopState, t, at, None, state);
+            }
+            Op::NewEvent {
+                container,
+                ty,
+                value,
+            } => {
+                let at = (container, ty);
+                self.entity(cat, book, EventKind::NewEvent, t, at, Some(value), state);
+            }
+            Op::StartLink {
+                container,
+                ty,
+                value,
+                from,
+                key,
+                size,
+                tag,
+            } => {
+                let at = (container, ty);
+                self.entity(cat, book, EventKind::StartLink, t, at, Some(value), state);
+                self.cont(book, from);
+                self.key(key);
+                self.int(size);
+                self.int(tag);
+            }
+            Op::EndLink {
+                container,
+                ty,
+                value,
+                to,
+                key,
+            } => {
+                let at = (container, ty);
+                self.entity(cat, book, EventKind::EndLink, t, at, Some(value), state);
+                self.cont(book, to);
+                self.key(key);
+            }
+        }
+        self.end()
+    }
+
+    fn destroy<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        book: &Book,
+        c: ContainerId,
+        time: i64,
+    ) -> io::Result<()> {
+        self.begin(EventKind::DestroyContainer);
+        self.time(time);
+        self.ty(book, cat.container(c).ty);
+        self.cont(book, c);
+        self.end()
+    }
+
+    fn finish(self, _end: &RunEnd, stats: &mut SinkStats) -> io::Result<W> {
+        // What `integrador check` counts: every line after the header.
+        stats.records = self.written - self.header;
+        self.lines.finish()
     }
 }
 

@@ -499,35 +499,27 @@ impl MpiSource {
                     },
                 )?;
             }
+            // The state ends: nearly always the innermost, sometimes one
+            // under others (MPE states need not nest). Each output nests
+            // as its format says (crate::sink::Replay).
             Some((_, Some((state, false)))) => match row.stack.iter().rposition(|&s| s == state) {
                 None => self.unmatched_ends += 1,
-                // The innermost state ends (nearly always): one pop.
-                Some(depth) if depth + 1 == row.stack.len() => {
-                    row.stack.pop();
-                    pops(out, at, container, state_ty, 1)?;
-                }
                 Some(depth) => {
-                    // Pajé only pops the innermost state: a state that ends
-                    // under others is closed by popping down to it and
-                    // pushing the others back.
-                    let above: Vec<usize> = row.stack.drain(depth..).skip(1).collect();
-                    if !above.is_empty() {
+                    if depth + 1 < row.stack.len() {
                         self.crossed += 1;
                     }
-                    pops(out, at, container, state_ty, above.len() + 1)?;
-                    for s in above {
-                        row.stack.push(s);
-                        out.push_on(
-                            at.lane,
-                            at.pos,
-                            at.time,
-                            Op::PushState {
-                                container,
-                                ty: state_ty,
-                                value: kinds.state_values.get(s).copied().unwrap_or(executing),
-                            },
-                        )?;
-                    }
+                    row.stack.remove(depth);
+                    let value = kinds.state_values.get(state).copied().unwrap_or(executing);
+                    out.push_on(
+                        at.lane,
+                        at.pos,
+                        at.time,
+                        Op::EndState {
+                            container,
+                            ty: state_ty,
+                            value,
+                        },
+                    )?;
                 }
             },
             Some((e, None)) => {

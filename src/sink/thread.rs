@@ -1,22 +1,22 @@
-//! The Pajé writer on a thread of its own (issue 17: converting on one
-//! core, writing on the other).
+//! A sink on a thread of its own (issue 17: converting on one core,
+//! writing on the other).
 //!
 //! The run's thread keeps the registry and hands each merged event on,
 //! in batches through a bounded channel; before the first event that
 //! names a container, type or value, it sends that definition (and its
-//! parents'), once. The writer's thread keeps a copy of the definitions
-//! it was sent (`Replica`) and runs the very [`PajeWriter`] the run's
-//! thread runs with `--threads 1`: the same events in the same order,
-//! definitions read at the same moments, so the same bytes
+//! parents'), once. The sink's thread keeps a copy of the definitions it
+//! was sent ([`Replica`]) and runs the very [`Replay`] and encoder the
+//! run's thread runs with `--threads 1`: the same events in the same
+//! order, definitions read at the same moments, so the same bytes
 //! (`tests/threads.rs` compares them). Everything per event but a few
-//! lookups (declarations, aliases, stacks, formatting, the writes) is on
-//! the writer's thread.
+//! lookups (the books, the formatting, the writes) is on that thread.
 
-use super::writer::{Aliases, Catalogue, PajeWriter, WriteStats};
+use super::catalogue::Replica;
+use super::replay::Ordinals;
+use super::{Commit1, Done, Encoder, Replay, RunEnd, SinkStats, TraceSink};
 use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
 use crate::registry::{ContainerDef, Registry, TypeDef, TypeKind, ValueDef};
-use crate::write::TraceSink;
-use std::io::{self, Write};
+use std::io;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
@@ -26,7 +26,7 @@ const BATCH: usize = 2048;
 /// Batches in flight.
 const DEPTH: usize = 4;
 
-/// What the writer's thread is sent.
+/// What the sink's thread is sent.
 enum Item {
     Event(Event),
     /// A container created before any event ([`TraceSink::create_in_order`]).
@@ -35,71 +35,8 @@ enum Item {
     Type(TypeId, Box<TypeDef>),
     Container(ContainerId, Box<ContainerDef>),
     Value(ValueId, Box<ValueDef>),
-}
-
-/// The definitions sent so far, by id: what the writer's thread reads
-/// instead of the registry.
-struct Replica {
-    types: Vec<Option<TypeDef>>,
-    containers: Vec<Option<ContainerDef>>,
-    values: Vec<Option<ValueDef>>,
-    /// Read for an id never sent (a bug of the sender): a wrong name in
-    /// the trace rather than a panic.
-    unknown: (TypeDef, ContainerDef, ValueDef),
-}
-
-fn put<T>(v: &mut Vec<Option<T>>, i: u32, def: T) {
-    let i = i as usize;
-    if v.len() <= i {
-        v.resize_with(i + 1, || None);
-    }
-    if let Some(slot) = v.get_mut(i) {
-        *slot = Some(def);
-    }
-}
-
-impl Replica {
-    fn new() -> Replica {
-        let name: crate::registry::Name = "unknown".into();
-        Replica {
-            types: Vec::new(),
-            containers: Vec::new(),
-            values: Vec::new(),
-            unknown: (
-                TypeDef {
-                    kind: TypeKind::Container,
-                    parent: None,
-                    name: name.clone(),
-                    color: None,
-                },
-                ContainerDef {
-                    ty: TypeId(0),
-                    parent: None,
-                    name,
-                },
-                ValueDef {
-                    ty: TypeId(0),
-                    name: "unknown".into(),
-                    color: None,
-                },
-            ),
-        }
-    }
-}
-
-impl Catalogue for Replica {
-    fn type_def(&self, id: TypeId) -> &TypeDef {
-        let found = self.types.get(id.0 as usize).and_then(Option::as_ref);
-        found.unwrap_or(&self.unknown.0)
-    }
-    fn container(&self, id: ContainerId) -> &ContainerDef {
-        let found = self.containers.get(id.0 as usize).and_then(Option::as_ref);
-        found.unwrap_or(&self.unknown.1)
-    }
-    fn value(&self, id: ValueId) -> &ValueDef {
-        let found = self.values.get(id.0 as usize).and_then(Option::as_ref);
-        found.unwrap_or(&self.unknown.2)
-    }
+    /// The run's end, last.
+    End(Box<RunEnd>),
 }
 
 /// The containers (at most two), type and value an event names.
@@ -115,6 +52,11 @@ fn names(op: &Op) -> ([ContainerId; 2], TypeId, Option<ValueId>) {
             value,
         }
         | Op::PushState {
+            container,
+            ty,
+            value,
+        }
+        | Op::EndState {
             container,
             ty,
             value,
@@ -141,56 +83,74 @@ fn names(op: &Op) -> ([ContainerId; 2], TypeId, Option<ValueId>) {
     }
 }
 
-/// The run's side: events and definitions batched to the writer's thread.
-pub struct Split<W> {
+/// What the sink's thread gives back: the encoder's output and the counts.
+type Finished<O> = io::Result<(O, SinkStats)>;
+
+/// The run's side: events and definitions batched to the sink's thread.
+pub struct OnThread<E: Encoder> {
     batch: Vec<Item>,
     /// The ids whose definitions were sent.
-    types: Aliases,
-    containers: Aliases,
-    values: Aliases,
+    types: Ordinals,
+    containers: Ordinals,
+    values: Ordinals,
     tx: Option<SyncSender<Vec<Item>>>,
     /// Batches written, to fill again.
     back: Receiver<Vec<Item>>,
     /// Gives back the output and the counts, or the error that stopped it.
-    done: Option<JoinHandle<io::Result<(W, WriteStats)>>>,
+    done: Option<JoinHandle<Finished<E::Out>>>,
+    commit: Option<Commit1<E::Out>>,
 }
 
-impl<W: Write + Send + 'static> Split<W> {
-    /// Starts the writer's thread: it writes the header to `out`, then
-    /// every line (see [`PajeWriter::new`]).
-    pub fn new(out: W, origin: i64, absolute: bool) -> Split<W> {
+impl<E> OnThread<E>
+where
+    E: Encoder + 'static,
+    E::Out: Send + 'static,
+{
+    /// Starts the sink's thread: it makes its encoder with `make` (which
+    /// may write a header), then replays every event into it. `commit`
+    /// makes the finished output the output.
+    pub fn new(
+        make: impl FnOnce() -> io::Result<E> + Send + 'static,
+        commit: Commit1<E::Out>,
+    ) -> OnThread<E> {
         let (tx, rx) = sync_channel::<Vec<Item>>(DEPTH);
         let (give, back) = sync_channel::<Vec<Item>>(DEPTH + 2);
-        let done = crate::prefetch::spawn(move || -> io::Result<(W, WriteStats)> {
-            let mut paje = PajeWriter::new(out, origin, absolute)?;
-            let mut defs = Replica::new();
+        let done = crate::prefetch::spawn(move || -> Finished<E::Out> {
+            let mut replay = Replay::new(make()?);
+            let mut defs = Replica::default();
+            let mut end = None;
             for mut batch in rx {
                 for item in batch.drain(..) {
                     match item {
-                        Item::Event(e) => paje.write_event(&defs, &e)?,
-                        Item::Create(c, time) => paje.create_in_order(&defs, &[c], time)?,
-                        Item::Type(id, d) => put(&mut defs.types, id.0, *d),
-                        Item::Container(id, d) => put(&mut defs.containers, id.0, *d),
-                        Item::Value(id, d) => put(&mut defs.values, id.0, *d),
+                        Item::Event(e) => replay.event(&defs, &e)?,
+                        Item::Create(c, time) => replay.create_in_order(&defs, &[c], time)?,
+                        Item::Type(id, d) => defs.put_type(id, *d),
+                        Item::Container(id, d) => defs.put_container(id, *d),
+                        Item::Value(id, d) => defs.put_value(id, *d),
+                        Item::End(e) => end = Some(e),
                     }
                 }
                 let _ = give.try_send(batch);
             }
-            paje.finish(&defs)
+            match end {
+                Some(end) => replay.finish(&defs, &end),
+                None => Err(io::Error::other("the sink's thread was not told the end")),
+            }
         });
-        Split {
+        OnThread {
             batch: Vec::with_capacity(BATCH),
-            types: Aliases::default(),
-            containers: Aliases::default(),
-            values: Aliases::default(),
+            types: Ordinals::default(),
+            containers: Ordinals::default(),
+            values: Ordinals::default(),
             tx: Some(tx),
             back,
             done: Some(done),
+            commit: Some(commit),
         }
     }
 }
 
-impl<W> Split<W> {
+impl<E: Encoder> OnThread<E> {
     /// Whether every definition `op` needs was sent.
     #[inline]
     fn known(&self, op: &Op) -> bool {
@@ -247,7 +207,7 @@ impl<W> Split<W> {
         self.batch.push(Item::Value(v, Box::new(def.clone())));
     }
 
-    /// Hands the batch to the writer's thread.
+    /// Hands the batch to the sink's thread.
     fn hand(&mut self) -> io::Result<()> {
         let fresh = self
             .back
@@ -260,24 +220,24 @@ impl<W> Split<W> {
             _ => Err(self
                 .stop()
                 .err()
-                .unwrap_or_else(|| io::Error::other("the writer's thread ended early"))),
+                .unwrap_or_else(|| io::Error::other("the sink's thread ended early"))),
         }
     }
 
     /// Closes the channel and waits for the thread.
-    fn stop(&mut self) -> io::Result<(W, WriteStats)> {
+    fn stop(&mut self) -> Finished<E::Out> {
         drop(self.tx.take());
         match self.done.take().map(JoinHandle::join) {
             Some(Ok(r)) => r,
-            Some(Err(_)) => Err(io::Error::other("the writer's thread panicked")),
-            None => Err(io::Error::other("the writer's thread ended early")),
+            Some(Err(_)) => Err(io::Error::other("the sink's thread panicked")),
+            None => Err(io::Error::other("the sink's thread ended early")),
         }
     }
 }
 
-/// A writer dropped on an error still waits for its thread: the output
-/// it holds (a temporary file) must be gone before the run ends.
-impl<W> Drop for Split<W> {
+/// A sink dropped on an error still waits for its thread: the output it
+/// holds (a temporary file) must be gone before the run ends.
+impl<E: Encoder> Drop for OnThread<E> {
     fn drop(&mut self) {
         drop(self.tx.take());
         if let Some(done) = self.done.take() {
@@ -286,12 +246,13 @@ impl<W> Drop for Split<W> {
     }
 }
 
-impl<W> TraceSink for Split<W> {
-    type Out = W;
-
+impl<E: Encoder> TraceSink for OnThread<E>
+where
+    E::Out: Send + 'static,
+{
     fn create_in_order(
         &mut self,
-        reg: &mut Registry,
+        reg: &Registry,
         order: &[ContainerId],
         time: i64,
     ) -> io::Result<()> {
@@ -302,12 +263,7 @@ impl<W> TraceSink for Split<W> {
         Ok(())
     }
 
-    #[inline]
-    fn write_event(&mut self, reg: &mut Registry, ev: &Event) -> io::Result<()> {
-        self.write_run(reg, std::slice::from_ref(ev))
-    }
-
-    fn write_run(&mut self, reg: &mut Registry, events: &[Event]) -> io::Result<()> {
+    fn write_run(&mut self, reg: &Registry, events: &[Event]) -> io::Result<()> {
         for ev in events {
             if !self.known(&ev.op) {
                 self.send_names(reg, &ev.op);
@@ -320,9 +276,18 @@ impl<W> TraceSink for Split<W> {
         Ok(())
     }
 
-    fn finish(mut self, _reg: &Registry) -> io::Result<(W, WriteStats)> {
+    fn finish(mut self: Box<Self>, _reg: &Registry, end: &RunEnd) -> io::Result<Done> {
+        self.batch.push(Item::End(Box::new(end.clone())));
         self.hand()?;
-        self.stop()
+        let (out, stats) = self.stop()?;
+        let commit = self
+            .commit
+            .take()
+            .ok_or_else(|| io::Error::other("the sink was finished twice"))?;
+        Ok(Done {
+            stats,
+            commit: Box::new(move || commit(out)),
+        })
     }
 }
 
@@ -331,6 +296,10 @@ mod tests {
     use super::*;
     use crate::hierarchy::{Display, Hierarchy};
     use crate::model::LinkKey;
+    use crate::paje::writer::PajeWriter;
+    use crate::sink::Staged;
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
 
     /// Random events on machines and processes made as they come (so
     /// definitions reach the writer's thread between events): variables,
@@ -351,7 +320,7 @@ mod tests {
             let p = reg.process(m, u32::from(pid % 4)).unwrap_or(m);
             let mty = reg.container(m).ty;
             let pty = reg.container(p).ty;
-            let op = match what % 7 {
+            let op = match what % 8 {
                 0 => Op::SetVariable {
                     container: m,
                     ty: reg.variable_type(mty, &format!("metric {}", what % 3), None),
@@ -382,6 +351,16 @@ mod tests {
                     let ty = reg.event_type(pty, "event");
                     let value = reg.value_of(ty, &format!("e {}", what % 2), &plain);
                     Op::NewEvent {
+                        container: p,
+                        ty,
+                        value,
+                    }
+                }
+                7 => {
+                    // A state that ends wherever it is in the stack.
+                    let ty = reg.state_type(pty, "state");
+                    let value = reg.value_of(ty, &format!("s{}", what % 4), &plain);
+                    Op::EndState {
                         container: p,
                         ty,
                         value,
@@ -421,45 +400,80 @@ mod tests {
         (reg, up_front, out)
     }
 
-    fn write<S: TraceSink>(
-        mut sink: S,
+    /// A sink's bytes, kept where the test can read them after the
+    /// commit moved the output away.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| io::Error::other("poisoned"))?
+                .extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn end() -> RunEnd {
+        RunEnd {
+            report: crate::report::RunReport::empty(),
+        }
+    }
+
+    fn write(
+        mut sink: Box<dyn TraceSink>,
         reg: &mut Registry,
         up_front: &[ContainerId],
         events: &[Event],
-    ) -> io::Result<(S::Out, WriteStats)> {
+    ) -> io::Result<SinkStats> {
         sink.create_in_order(reg, up_front, 1_000_000_000_000)?;
         // Event by event, then in runs of several lengths (a lone
         // source's way).
         let (one, runs) = events.split_at(events.len() / 3);
         for e in one {
-            sink.write_event(reg, e)?;
+            sink.write_run(reg, std::slice::from_ref(e))?;
         }
         for (i, run) in runs.chunks(97).enumerate() {
             let (a, b) = run.split_at((i * 31) % run.len().max(1));
             sink.write_run(reg, a)?;
             sink.write_run(reg, b)?;
         }
-        sink.finish(reg)
+        let done = sink.finish(reg, &end())?;
+        (done.commit)().map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(done.stats)
+    }
+
+    fn inline<W: Write + Send + 'static>(out: W) -> Box<dyn TraceSink> {
+        let paje = PajeWriter::new(out, 1_000_000_000_000, false).unwrap();
+        Box::new(Staged::new(paje, Box::new(|_| Ok(()))))
+    }
+
+    fn threaded<W: Write + Send + 'static>(out: W) -> Box<dyn TraceSink> {
+        let make = move || PajeWriter::new(out, 1_000_000_000_000, false);
+        Box::new(OnThread::new(make, Box::new(|_| Ok(()))))
     }
 
     fn same_bytes(ops: &[(u8, u8, u8, u16)]) -> Result<(), String> {
         let (mut reg, up_front, evs) = events(ops);
-        let origin = 1_000_000_000_000;
-        let inline = PajeWriter::new(Vec::new(), origin, false).map_err(|e| e.to_string())?;
-        let (a, sa) = write(inline, &mut reg, &up_front, &evs).map_err(|e| e.to_string())?;
-        let split = Split::new(Vec::new(), origin, false);
-        let (b, sb) = write(split, &mut reg, &up_front, &evs).map_err(|e| e.to_string())?;
-        if a != b {
-            return Err("the writer's thread wrote other bytes".into());
+        let (a, b) = (Shared::default(), Shared::default());
+        let sa = write(inline(a.clone()), &mut reg, &up_front, &evs).map_err(|e| e.to_string())?;
+        let sb =
+            write(threaded(b.clone()), &mut reg, &up_front, &evs).map_err(|e| e.to_string())?;
+        if *a.0.lock().unwrap() != *b.0.lock().unwrap() {
+            return Err("the sink's thread wrote other bytes".into());
         }
-        if format!("{sa:?}") != format!("{sb:?}") {
+        if sa != sb {
             return Err(format!("other counts: {sa:?} / {sb:?}"));
         }
         Ok(())
     }
 
     proptest::proptest! {
-        /// The writer on its own thread writes what it writes inline,
+        /// The sink on its own thread writes what it writes inline,
         /// and counts the same.
         #[test]
         fn the_thread_writes_what_inline_writes(
@@ -510,13 +524,13 @@ mod tests {
             .map(|i| ((i % 40) as u8, (i % 8) as u8, (i * 13) as u8, 1))
             .collect();
         let (mut reg, up_front, evs) = events(&ops);
-        let inline = PajeWriter::new(Vec::new(), 1_000_000_000_000, false).unwrap();
-        let whole = write(inline, &mut reg, &up_front, &evs).unwrap().0.len();
+        let all = Shared::default();
+        write(inline(all.clone()), &mut reg, &up_front, &evs).unwrap();
+        let whole = all.0.lock().unwrap().len();
         assert!(whole > 1_000_000);
         // In the header, in the first chunk of lines, in the last one.
         for left in [10, 300_000, whole - 1] {
-            let split = Split::new(Full { left }, 1_000_000_000_000, false);
-            match write(split, &mut reg, &up_front, &evs) {
+            match write(threaded(Full { left }), &mut reg, &up_front, &evs) {
                 Err(e) => assert_eq!(e.kind(), io::ErrorKind::StorageFull, "{e}"),
                 Ok(_) => panic!("a full disk after {left} bytes went unnoticed"),
             }

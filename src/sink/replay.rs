@@ -1,0 +1,585 @@
+//! The one replay of model events, shared by every output format: what
+//! PajeNG's simulator and Aiyra keep, kept once.
+//!
+//! It owns the books: which types, values and containers were declared
+//! (each with its ordinal, its place in first-use order within its class,
+//! and, through [`super::ids`], a key from what it is), when containers
+//! are created (before their first use, parents first) and destroyed (at
+//! the end, children first), the state stack of every row (value, start,
+//! depth), the value of every variable, the halves of links in flight,
+//! and the colours of state values. A pop on an empty stack is left out
+//! and counted; a state that ends under others ([`Op::EndState`]) is
+//! turned into the pops and pushes a stack-ruled format needs, while the
+//! intervals keep the others whole.
+//!
+//! An [`Encoder`] hears, in order, each declaration and creation, each
+//! event as a stack-ruled format writes it, each destruction and, when it
+//! asks for them ([`Encoder::INTERVALS`]), every completed interval
+//! ([`Span`]). Memory is the open entities: a row's stack, a variable's
+//! last value, a link's first half.
+
+pub use super::encoder::{Book, Encoder, Ordinals, Span, SpanEnd};
+use super::{Catalogue, RunEnd, SinkStats};
+use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
+use crate::registry::TypeKind;
+use std::io;
+
+/// An open state: its value and start.
+#[derive(Clone, Copy)]
+struct Open {
+    value: ValueId,
+    start: i64,
+}
+
+/// A state row: its type and stack.
+struct Row {
+    ty: u32,
+    stack: Vec<Open>,
+}
+
+/// A variable's current value (intervals only).
+#[derive(Clone, Copy)]
+struct Current {
+    ty: u32,
+    value: f64,
+    start: i64,
+}
+
+/// The first half of a link in flight (intervals only).
+#[derive(Clone, Copy)]
+struct Half {
+    container: ContainerId,
+    ty: TypeId,
+    value: ValueId,
+    /// The container it starts or ends at.
+    at: ContainerId,
+    time: i64,
+    start: bool,
+    size: i64,
+    tag: i64,
+}
+
+/// The replay feeding one encoder.
+pub struct Replay<E> {
+    enc: E,
+    book: Book,
+    /// Containers in creation order: destroyed in reverse, children first.
+    created: Vec<ContainerId>,
+    /// By container id: its state rows (a container has a few; a hash per
+    /// state change cost 5% on state-heavy traces).
+    rows: Vec<Vec<Row>>,
+    /// By container id: its variables' current values (intervals only).
+    vars: Vec<Vec<Current>>,
+    /// Links in flight by key (intervals only).
+    halves: foldhash::HashMap<(u32, u64), Half>,
+    stats: SinkStats,
+}
+
+impl<E: Encoder> Replay<E> {
+    /// A replay feeding `enc`.
+    pub fn new(enc: E) -> Replay<E> {
+        Replay {
+            enc,
+            book: Book::default(),
+            created: Vec::new(),
+            rows: Vec::new(),
+            vars: Vec::new(),
+            halves: foldhash::HashMap::default(),
+            stats: SinkStats::default(),
+        }
+    }
+
+    /// Counts so far.
+    pub fn stats(&self) -> SinkStats {
+        self.stats
+    }
+
+    /// Creates containers at `time` in the given order, before any event:
+    /// a viewer shows sibling rows in creation order.
+    pub fn create_in_order<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        order: &[ContainerId],
+        time: i64,
+    ) -> io::Result<()> {
+        for &c in order {
+            self.create(cat, c, time)?;
+        }
+        Ok(())
+    }
+
+    /// Replays one event.
+    pub fn event<C: Catalogue + ?Sized>(&mut self, cat: &C, ev: &Event) -> io::Result<()> {
+        debug_assert!(
+            self.stats.last_time.is_none_or(|t| t <= ev.time),
+            "merge order broken"
+        );
+        self.stats.last_time = Some(ev.time);
+        let t = ev.time;
+        let state = match ev.op {
+            Op::SetVariable {
+                container,
+                ty,
+                value,
+            } => {
+                self.create(cat, container, t)?;
+                self.declare_type(cat, ty)?;
+                if E::INTERVALS {
+                    self.set_variable(cat, container, ty, value, t)?;
+                }
+                self.stats.variables += 1;
+                false
+            }
+            Op::SetState {
+                container,
+                ty,
+                value,
+            } => {
+                if E::INTERVALS {
+                    self.close_row(cat, container, ty, t, SpanEnd::Set)?;
+                }
+                let stack = self.stack(container, ty);
+                stack.clear();
+                stack.push(Open { value, start: t });
+                self.stats.states += 1;
+                self.entity(cat, container, ty, Some(value), t)?
+            }
+            Op::PushState {
+                container,
+                ty,
+                value,
+            } => {
+                self.stack(container, ty).push(Open { value, start: t });
+                self.stats.states += 1;
+                self.entity(cat, container, ty, Some(value), t)?
+            }
+            Op::PopState { container, ty } => {
+                let Some(open) = self.stack(container, ty).pop() else {
+                    self.stats.skipped_pops += 1;
+                    return Ok(());
+                };
+                if E::INTERVALS {
+                    let depth = self.stack(container, ty).len() as u32;
+                    self.state_span(cat, container, ty, open, depth, t, SpanEnd::Pop)?;
+                }
+                self.stats.states += 1;
+                self.entity(cat, container, ty, None, t)?
+            }
+            Op::EndState {
+                container,
+                ty,
+                value,
+            } => return self.end_state(cat, container, ty, value, t),
+            Op::NewEvent {
+                container,
+                ty,
+                value,
+            } => {
+                self.stats.events_point += 1;
+                self.entity(cat, container, ty, Some(value), t)?
+            }
+            Op::StartLink {
+                container,
+                ty,
+                value,
+                from,
+                ..
+            } => {
+                self.create(cat, from, t)?;
+                self.stats.links += 1;
+                self.entity(cat, container, ty, Some(value), t)?
+            }
+            Op::EndLink {
+                container,
+                ty,
+                value,
+                to,
+                ..
+            } => {
+                self.create(cat, to, t)?;
+                self.entity(cat, container, ty, Some(value), t)?
+            }
+        };
+        self.stats.events += 1;
+        self.enc.event(cat, &self.book, ev, state)?;
+        if E::INTERVALS {
+            self.link_half(cat, ev)?;
+        }
+        Ok(())
+    }
+
+    /// The end of the state `value` of a row, wherever it is in the stack:
+    /// its interval ends alone, and a stack-ruled format is told the pops
+    /// down to it and the pushes of the states above it back.
+    fn end_state<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        container: ContainerId,
+        ty: TypeId,
+        value: ValueId,
+        t: i64,
+    ) -> io::Result<()> {
+        let stack = self.stack(container, ty);
+        let Some(depth) = stack.iter().rposition(|o| o.value == value) else {
+            self.stats.skipped_pops += 1;
+            return Ok(());
+        };
+        let open = stack.remove(depth);
+        let above: Vec<ValueId> = stack[depth..].iter().map(|o| o.value).collect();
+        if E::INTERVALS {
+            self.state_span(cat, container, ty, open, depth as u32, t, SpanEnd::Pop)?;
+        }
+        let pops = (0..=above.len()).map(|_| Op::PopState { container, ty });
+        let pushes = above.into_iter().map(|value| Op::PushState {
+            container,
+            ty,
+            value,
+        });
+        for op in pops.chain(pushes) {
+            self.stats.events += 1;
+            self.stats.states += 1;
+            self.enc
+                .event(cat, &self.book, &Event { time: t, op }, true)?;
+        }
+        Ok(())
+    }
+
+    /// What an event on an entity row needs declared: its container, its
+    /// type, and a state's value. Whether the type is a state type.
+    #[inline]
+    fn entity<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        container: ContainerId,
+        ty: TypeId,
+        value: Option<ValueId>,
+        t: i64,
+    ) -> io::Result<bool> {
+        self.create(cat, container, t)?;
+        self.declare_type(cat, ty)?;
+        let state = cat.type_def(ty).kind == TypeKind::State;
+        if let Some(v) = value {
+            if state {
+                self.declare_value(cat, v)?;
+            } else if E::INTERVALS && self.book.named.mark(v.0) {
+                let color = cat.value(v).color.as_deref();
+                self.enc.declare_value(cat, &self.book, v, color)?;
+            }
+        }
+        Ok(state)
+    }
+
+    /// The stack of a state row.
+    #[inline]
+    fn stack(&mut self, container: ContainerId, ty: TypeId) -> &mut Vec<Open> {
+        let c = container.0 as usize;
+        // A row seen before, nearly always: its container's first.
+        let first = matches!(self.rows.get(c).and_then(|r| r.first()), Some(r) if r.ty == ty.0);
+        let i = if first { 0 } else { self.row_index(c, ty) };
+        &mut self.rows[c][i].stack
+    }
+
+    /// [`Replay::stack`]'s row index, added when new.
+    #[inline(never)]
+    fn row_index(&mut self, c: usize, ty: TypeId) -> usize {
+        if self.rows.len() <= c {
+            self.rows.resize_with(c + 1, Vec::new);
+        }
+        let rows = &mut self.rows[c];
+        match rows.iter().position(|r| r.ty == ty.0) {
+            Some(i) => i,
+            None => {
+                rows.push(Row {
+                    ty: ty.0,
+                    stack: Vec::new(),
+                });
+                rows.len() - 1
+            }
+        }
+    }
+
+    // The three declare/create steps are asked for every event and done
+    // once: the test is inlined, the work is not.
+    #[inline]
+    fn declare_type<C: Catalogue + ?Sized>(&mut self, cat: &C, ty: TypeId) -> io::Result<()> {
+        if self.book.types.has(ty.0) {
+            return Ok(());
+        }
+        self.declare_type_now(cat, ty)
+    }
+
+    #[inline(never)]
+    fn declare_type_now<C: Catalogue + ?Sized>(&mut self, cat: &C, ty: TypeId) -> io::Result<()> {
+        // Parents and link ends first: ordinals count up through a file.
+        let def = cat.type_def(ty);
+        let (parent, kind) = (def.parent, def.kind);
+        if let Some(p) = parent {
+            self.declare_type(cat, p)?;
+        }
+        if let TypeKind::Link { start, end } = kind {
+            self.declare_type(cat, start)?;
+            self.declare_type(cat, end)?;
+        }
+        self.book.types.mark(ty.0);
+        self.enc.declare_type(cat, &self.book, ty)
+    }
+
+    #[inline]
+    fn declare_value<C: Catalogue + ?Sized>(&mut self, cat: &C, v: ValueId) -> io::Result<()> {
+        if self.book.values.has(v.0) {
+            return Ok(());
+        }
+        self.declare_value_now(cat, v)
+    }
+
+    #[inline(never)]
+    fn declare_value_now<C: Catalogue + ?Sized>(&mut self, cat: &C, v: ValueId) -> io::Result<()> {
+        let def = cat.value(v);
+        self.declare_type(cat, def.ty)?;
+        // The palette in declaration order: the same values get the same
+        // colours in every output of a run.
+        let n = self.book.values.len() as usize;
+        let color = match &def.color {
+            Some(c) => c.as_str(),
+            None => crate::color::VALUES[n % crate::color::VALUES.len()],
+        };
+        self.book.values.mark(v.0);
+        self.enc.declare_value(cat, &self.book, v, Some(color))
+    }
+
+    #[inline]
+    fn create<C: Catalogue + ?Sized>(&mut self, cat: &C, c: ContainerId, t: i64) -> io::Result<()> {
+        if c == ContainerId::ROOT || self.book.containers.has(c.0) {
+            return Ok(());
+        }
+        self.create_now(cat, c, t)
+    }
+
+    #[inline(never)]
+    fn create_now<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        c: ContainerId,
+        t: i64,
+    ) -> io::Result<()> {
+        let def = cat.container(c);
+        let (parent, ty) = (def.parent, def.ty);
+        if let Some(p) = parent {
+            self.create(cat, p, t)?;
+        }
+        self.declare_type(cat, ty)?;
+        self.book.containers.mark(c.0);
+        self.created.push(c);
+        self.stats.containers += 1;
+        self.enc.create(cat, &self.book, c, t)
+    }
+
+    /// A state's interval, ended.
+    #[allow(clippy::too_many_arguments)]
+    fn state_span<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        container: ContainerId,
+        ty: TypeId,
+        open: Open,
+        depth: u32,
+        end: i64,
+        cause: SpanEnd,
+    ) -> io::Result<()> {
+        let span = Span::State {
+            container,
+            ty,
+            value: open.value,
+            start: open.start,
+            end,
+            depth,
+            cause,
+        };
+        self.enc.span(cat, &self.book, &span)
+    }
+
+    /// Every state open in a row ends, innermost first.
+    fn close_row<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        container: ContainerId,
+        ty: TypeId,
+        t: i64,
+        cause: SpanEnd,
+    ) -> io::Result<()> {
+        let stack = std::mem::take(self.stack(container, ty));
+        for (depth, open) in stack.iter().enumerate().rev() {
+            self.state_span(cat, container, ty, *open, depth as u32, t, cause)?;
+        }
+        let mut stack = stack;
+        stack.clear();
+        *self.stack(container, ty) = stack;
+        Ok(())
+    }
+
+    /// A variable's new value ends its last one, but at the same instant,
+    /// where it replaces it (as PajeNG does).
+    fn set_variable<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        container: ContainerId,
+        ty: TypeId,
+        value: f64,
+        t: i64,
+    ) -> io::Result<()> {
+        let c = container.0 as usize;
+        if self.vars.len() <= c {
+            self.vars.resize_with(c + 1, Vec::new);
+        }
+        let vars = &mut self.vars[c];
+        let Some(cur) = vars.iter_mut().find(|v| v.ty == ty.0) else {
+            vars.push(Current {
+                ty: ty.0,
+                value,
+                start: t,
+            });
+            return Ok(());
+        };
+        let last = *cur;
+        *cur = Current {
+            ty: ty.0,
+            value,
+            start: t,
+        };
+        if last.start == t {
+            return Ok(());
+        }
+        let span = Span::Variable {
+            container,
+            ty,
+            value: last.value,
+            start: last.start,
+            end: t,
+            cause: SpanEnd::Set,
+        };
+        self.enc.span(cat, &self.book, &span)
+    }
+
+    /// A link's half: kept until the other comes, then the link.
+    fn link_half<C: Catalogue + ?Sized>(&mut self, cat: &C, ev: &Event) -> io::Result<()> {
+        let (half, key) = match ev.op {
+            Op::StartLink {
+                container,
+                ty,
+                value,
+                from,
+                key,
+                size,
+                tag,
+            } => (
+                Half {
+                    container,
+                    ty,
+                    value,
+                    at: from,
+                    time: ev.time,
+                    start: true,
+                    size,
+                    tag,
+                },
+                key,
+            ),
+            Op::EndLink {
+                container,
+                ty,
+                value,
+                to,
+                key,
+            } => (
+                Half {
+                    container,
+                    ty,
+                    value,
+                    at: to,
+                    time: ev.time,
+                    start: false,
+                    size: 0,
+                    tag: 0,
+                },
+                key,
+            ),
+            _ => return Ok(()),
+        };
+        let Some(other) = self.halves.remove(&(key.channel, key.seq)) else {
+            self.halves.insert((key.channel, key.seq), half);
+            return Ok(());
+        };
+        let (s, e) = if other.start {
+            (other, half)
+        } else {
+            (half, other)
+        };
+        let span = Span::Link {
+            container: s.container,
+            ty: s.ty,
+            value: s.value,
+            from: s.at,
+            to: e.at,
+            start: s.time,
+            end: e.time,
+            key,
+            size: s.size,
+            tag: s.tag,
+        };
+        self.enc.span(cat, &self.book, &span)
+    }
+
+    /// Closes what is open in `c` at `t` (intervals only).
+    fn close_container<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        c: ContainerId,
+        t: i64,
+        cause: SpanEnd,
+    ) -> io::Result<()> {
+        let i = c.0 as usize;
+        let tys: Vec<u32> = self
+            .rows
+            .get(i)
+            .map(|r| r.iter().map(|r| r.ty).collect())
+            .unwrap_or_default();
+        for ty in tys {
+            self.close_row(cat, c, TypeId(ty), t, cause)?;
+        }
+        let vars = self.vars.get_mut(i).map(std::mem::take).unwrap_or_default();
+        for v in vars {
+            let span = Span::Variable {
+                container: c,
+                ty: TypeId(v.ty),
+                value: v.value,
+                start: v.start,
+                end: t,
+                cause,
+            };
+            self.enc.span(cat, &self.book, &span)?;
+        }
+        Ok(())
+    }
+
+    /// Destroys every container at the last event's time, children first,
+    /// and ends the encoder's output. Returns it and the counts.
+    pub fn finish<C: Catalogue + ?Sized>(
+        mut self,
+        cat: &C,
+        end: &RunEnd,
+    ) -> io::Result<(E::Out, SinkStats)> {
+        if let Some(t) = self.stats.last_time {
+            // Children are always created after their parents, so the
+            // reverse creation order destroys children first.
+            for c in std::mem::take(&mut self.created).into_iter().rev() {
+                if E::INTERVALS {
+                    self.close_container(cat, c, t, SpanEnd::TraceEnd)?;
+                }
+                self.enc.destroy(cat, &self.book, c, t)?;
+            }
+        }
+        let mut stats = self.stats;
+        let out = self.enc.finish(end, &mut stats)?;
+        Ok((out, stats))
+    }
+}
