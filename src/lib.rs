@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod clock;
 pub mod clockfit;
+pub mod clocks;
 pub mod color;
 pub mod convert;
 pub mod error;
@@ -20,6 +21,7 @@ pub mod merge;
 pub mod messages;
 pub mod model;
 pub mod order;
+pub mod outdir;
 pub mod output;
 pub mod outputs;
 pub mod paje;

@@ -3,6 +3,8 @@
 //! of them.
 
 use crate::cli::{Config, Output};
+use crate::outdir::{DirTarget, Place};
+use crate::output::Target;
 use crate::sink::{Commit1, Fanout, OutputKind, Staged, TraceSink};
 use std::io;
 use std::path::PathBuf;
@@ -27,11 +29,15 @@ impl OutputKind for PajeText {
     fn start(
         &self,
         cfg: &Config,
-        out: crate::output::Sink,
-        commit: Commit1<crate::output::Sink>,
+        place: Place,
+        commit: Commit1<Place>,
         origin: i64,
     ) -> io::Result<Box<dyn TraceSink>> {
         use crate::paje::writer::PajeWriter;
+        let Place::File(out) = place else {
+            return Err(io::Error::other("a Pajé trace is a file"));
+        };
+        let commit: Commit1<crate::output::Sink> = Box::new(move |s| commit(Place::File(s)));
         let absolute = cfg.absolute_time;
         // On a thread of its own when the run may use threads and no text
         // decoder keeps the spare core busy (crate::prefetch::writer_thread):
@@ -49,41 +55,76 @@ impl OutputKind for PajeText {
     }
 }
 
+/// Where one output goes, resolved.
+enum Planned {
+    File(Target),
+    Dir(DirTarget),
+}
+
+impl Planned {
+    fn shown(&self) -> String {
+        match self {
+            Planned::File(t) => t.shown(),
+            Planned::Dir(t) => t.shown(),
+        }
+    }
+}
+
 /// The outputs a run asked for, settled before any input is read (a
 /// wrong `-o` fails at once, and an input named as an output is never
 /// touched), then created, then started once T0 is known.
 pub struct Outputs {
-    kinds: Vec<(Box<dyn OutputKind>, crate::output::Target)>,
-    created: Vec<crate::output::Sink>,
+    kinds: Vec<(Box<dyn OutputKind>, Planned)>,
+    created: Vec<Place>,
 }
 
 impl Outputs {
     /// Where each output the run asks for goes, checked.
     pub fn settle(cfg: &Config) -> crate::error::Result<Outputs> {
-        let kinds = outputs()
-            .into_iter()
-            .filter_map(|k| k.target(cfg).map(|o| (k, o)))
-            .map(|(k, o)| crate::output::Target::resolve(&o).map(|t| (k, t)))
-            .collect::<crate::error::Result<_>>()?;
+        let mut kinds = Vec::new();
+        for kind in outputs() {
+            let Some(out) = kind.target(cfg) else {
+                continue;
+            };
+            let planned = match (kind.directory(), &out) {
+                (Some(marker), Output::File(p)) => Planned::Dir(DirTarget::resolve(p, marker)?),
+                (Some(_), Output::Stdout) => {
+                    return Err(crate::error::Error::usage(format!(
+                        "the {} is a directory: it cannot go to standard output",
+                        kind.name()
+                    )))
+                }
+                (None, out) => Planned::File(Target::resolve(out)?),
+            };
+            kinds.push((kind, planned));
+        }
         Ok(Outputs {
             kinds,
             created: Vec::new(),
         })
     }
 
-    /// Refuses an output that is one of `inputs`.
+    /// Refuses an output that is one of `inputs` (or, for a directory,
+    /// holds or lies in one).
     pub fn refuse_inputs(&self, inputs: &[(&str, PathBuf)]) -> crate::error::Result<()> {
-        for (_, target) in &self.kinds {
-            target.refuse_inputs(inputs.iter().map(|(o, p)| (*o, p.as_path())))?;
+        let list = || inputs.iter().map(|(o, p)| (*o, p.as_path()));
+        for (_, planned) in &self.kinds {
+            match planned {
+                Planned::File(t) => t.refuse_inputs(list())?,
+                Planned::Dir(t) => t.refuse_inputs(list())?,
+            }
         }
         Ok(())
     }
 
-    /// Creates every output (a temporary file, removed on any error or
-    /// ending signal), so that an unwritable place fails before the work.
+    /// Creates every output (a temporary file or directory, removed on
+    /// any error), so that an unwritable place fails before the work.
     pub fn create(&mut self) -> crate::error::Result<()> {
-        for (_, target) in &self.kinds[self.created.len()..] {
-            self.created.push(target.create()?);
+        for (_, planned) in &self.kinds[self.created.len()..] {
+            self.created.push(match planned {
+                Planned::File(t) => Place::File(t.create()?),
+                Planned::Dir(t) => Place::Dir(t.create()?),
+            });
         }
         Ok(())
     }
@@ -97,16 +138,16 @@ impl Outputs {
     /// Whether a failed write leaves a partial output behind (a FIFO or
     /// device cannot be taken back).
     pub fn partial(&self) -> bool {
-        self.created.iter().any(|s| s.partial_on_failure())
+        self.created.iter().any(Place::partial_on_failure)
     }
 
     /// The sinks of every output, T0 at `origin`, as one.
     pub fn start(self, cfg: &Config, origin: i64) -> io::Result<Box<Fanout>> {
         let mut sinks = Vec::new();
-        for ((kind, target), out) in self.kinds.into_iter().zip(self.created) {
-            let shown = target.shown();
-            let commit = Box::new(move |out: crate::output::Sink| out.commit(&shown));
-            sinks.push(kind.start(cfg, out, commit, origin)?);
+        for ((kind, planned), place) in self.kinds.into_iter().zip(self.created) {
+            let shown = planned.shown();
+            let commit = Box::new(move |place: Place| place.commit(&shown));
+            sinks.push(kind.start(cfg, place, commit, origin)?);
         }
         Ok(Box::new(Fanout(sinks)))
     }

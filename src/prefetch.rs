@@ -156,7 +156,7 @@ fn recv<M>(rx: &Receiver<M>, spin: &mut Spin) -> std::result::Result<M, RecvErro
     got
 }
 
-/// Whether the writer runs on a thread of its own (crate::paje::split):
+/// Whether the writer runs on a thread of its own (crate::sink::thread):
 /// whenever the run may use threads, but for one beside a busy decoder on
 /// the only spare core, where the three took turns on two cores (100 MB
 /// of `.traced`: 0.31 s with the writer's formatting inline, 0.37 s on a

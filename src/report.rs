@@ -3,23 +3,11 @@
 
 use crate::cli::Output;
 use crate::clock::{ClockMap, SyncTable};
-use crate::identity::{HostIdentity, KeyIndex};
+pub use crate::clocks::ClockUse;
 use crate::registry::Registry;
 use crate::sink::SinkStats;
 use crate::source::SourceStats;
 use std::path::Path;
-
-/// A host whose clock a source asked for, and what the sync file said.
-#[derive(Debug, Clone)]
-pub struct ClockUse {
-    /// Host name as the source gave it.
-    pub host: String,
-    /// Its name in the sync file, its map and the lines (or messages)
-    /// it was computed from, if it has one.
-    pub map: Option<(String, ClockMap, usize)>,
-    /// The map was estimated from the messages (`--sync-from-messages`).
-    pub from_messages: bool,
-}
 
 /// Everything the summary reports.
 #[derive(Debug, Clone)]
@@ -51,66 +39,6 @@ pub struct RunReport {
     pub warnings: Vec<String>,
     /// Where the trace went.
     pub output: Output,
-}
-
-/// The clocks the sources ask for: each host's map from the sync file,
-/// and a record of every host asked, each machine once whatever names it
-/// was asked by (node01, node01.cluster.example).
-pub struct Clocks<'a> {
-    sync: Option<&'a SyncTable>,
-    /// The estimates from the messages, for the hosts `sync` lacks.
-    estimated: Option<&'a SyncTable>,
-    identity: HostIdentity,
-    asked: KeyIndex,
-    /// Every host asked, in order.
-    pub used: Vec<ClockUse>,
-}
-
-impl<'a> Clocks<'a> {
-    /// Clocks from `sync`, then from `estimated`, hosts matched by
-    /// `identity`.
-    pub fn new(
-        sync: Option<&'a SyncTable>,
-        estimated: Option<&'a SyncTable>,
-        identity: HostIdentity,
-    ) -> Clocks<'a> {
-        Clocks {
-            sync,
-            estimated,
-            identity,
-            asked: KeyIndex::default(),
-            used: Vec::new(),
-        }
-    }
-
-    /// The map of `host`'s clock, if the sync file (or, failing it, the
-    /// estimates) has it.
-    pub fn of(&mut self, host: &str) -> Option<ClockMap> {
-        if self.sync.is_none() && self.estimated.is_none() {
-            return None;
-        }
-        let ids = &self.identity;
-        let from_sync = self.sync.and_then(|s| s.lookup(host, ids));
-        let from_messages = from_sync.is_none();
-        let found = from_sync.or_else(|| self.estimated.and_then(|e| e.lookup(host, ids)));
-        let known = ids
-            .keys(host)
-            .flat_map(|k| self.asked.get(k))
-            .any(|&i| ids.same(host, &self.used[i as usize].host));
-        if !known {
-            let at = self.used.len() as u32;
-            for k in ids.keys(host) {
-                self.asked.insert(k.into(), at);
-            }
-            let map = found.map(|(m, name, lines)| (name.to_string(), m, lines));
-            self.used.push(ClockUse {
-                host: host.to_string(),
-                from_messages: from_messages && map.is_some(),
-                map,
-            });
-        }
-        found.map(|(m, _, _)| m)
-    }
 }
 
 /// The report of a finished run.

@@ -4,7 +4,7 @@
 //! write, report.
 
 use crate::cli::{Config, Output};
-use crate::clock::{SyncFit, SyncTable};
+use crate::clocks::RunClocks;
 use crate::convert::{OpenCx, SourceKind};
 use crate::error::{Error, Result};
 use crate::hierarchy::Hierarchy;
@@ -13,26 +13,13 @@ use crate::merge::Merge;
 use crate::outputs::Outputs;
 use crate::progress::Progress;
 use crate::registry::Registry;
-use crate::report::{Clocks, Finished};
+use crate::report::Finished;
 use crate::sink::drive::Filters;
 use crate::sink::{io_error, write_all, RunEnd, TraceSink, WriteError};
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 
 pub use crate::report::{ClockUse, RunReport};
-
-fn open_sync(cfg: &Config, hierarchy: &Hierarchy) -> Result<Option<SyncTable>> {
-    let Some(path) = &cfg.sync else {
-        return Ok(None);
-    };
-    let file = input::open(path).map_err(|e| Error::in_file(path, e))?;
-    let fit = if cfg.sync_fit {
-        SyncFit::LeastSquares
-    } else {
-        hierarchy.sync_fit
-    };
-    SyncTable::from_reader(path, io::BufReader::new(file), fit).map(Some)
-}
 
 /// Every input file of the run with the option that names it: the
 /// hierarchy and sync files, and what each kind lists (a directory's
@@ -83,25 +70,9 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     };
     let named = crate::convert::configure(&mut kinds, &hierarchy)?;
     outputs.refuse_inputs(&named)?;
-    let sync = open_sync(cfg, &hierarchy)?;
-    // --sync-from-messages: a first pass over the message sources gives
-    // the clocks of the hosts the sync file leaves out.
-    let applied = match cfg.sync_from_messages {
-        true => Some(crate::clockfit::apply::first_pass(
-            cfg,
-            &mut kinds,
-            &hierarchy,
-            sync.as_ref(),
-        )?),
-        false => None,
-    };
-    let estimated = applied.as_ref().map(|e| e.table());
+    let run_clocks = RunClocks::load(cfg, &mut kinds, &hierarchy)?;
     let mut reg = Registry::new(hierarchy);
-    let mut clocks = Clocks::new(
-        sync.as_ref(),
-        estimated.as_ref(),
-        reg.hierarchy.identity.clone(),
-    );
+    let mut clocks = run_clocks.lookup(reg.hierarchy.identity.clone());
     let mut clock_of = |host: &str| clocks.of(host).map(crate::timeline::Clock::new);
     let mut cx = OpenCx::new(cfg, &mut reg, &mut clock_of);
     crate::convert::open_all(&mut kinds, &mut cx)?;
@@ -155,24 +126,17 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     };
     written.map_err(failed)?;
     let sources: Vec<_> = merge.sources().iter().map(|s| s.stats().clone()).collect();
-    let from_messages = crate::clockfit::apply::End {
-        cfg,
-        sources: &sources,
-        sync: sync.as_ref().zip(cfg.sync.as_deref()),
-        applied: applied.as_ref(),
-        ids: &reg.hierarchy.identity,
-        origin,
-    }
-    .finish()?;
+    let ids = &reg.hierarchy.identity;
+    let from_messages = run_clocks.end(cfg, &sources, ids, origin)?;
     let finished = Finished {
         reg: &reg,
         sources,
         from_messages,
-        corrected_from_messages: applied.is_some(),
+        corrected_from_messages: run_clocks.from_messages(),
         notes: filters.notes(&merge),
         origin,
         clocks: clocks.used,
-        sync: sync.as_ref().zip(cfg.sync.as_deref()),
+        sync: run_clocks.sync(),
         output: cfg.output.clone(),
     };
     // The sinks hear the run's report before they end (a format that keeps

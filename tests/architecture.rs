@@ -165,3 +165,48 @@ fn threads_start_through_prefetch() {
         "starts a thread of its own (use prefetch::spawn)",
     );
 }
+
+/// The sinks floor is one way (issue 64): the seam under `src/sink/`
+/// names no output format (an encoder depends on it, never the other
+/// way), `run.rs` reaches formats through the table in `src/outputs.rs`
+/// only, and nothing on the sources' side sees a sink or a format.
+#[test]
+fn the_sink_seam_is_one_way() {
+    let mut seam = Vec::new();
+    rust_files(&root().join("src/sink"), &mut seam);
+    assert!(seam.len() >= 5, "src/sink/ has {} files", seam.len());
+    for f in &seam {
+        let text = std::fs::read_to_string(f).unwrap();
+        for w in ["paje::", "outputs::", "PajeWriter"] {
+            assert!(!text.contains(w), "{} names a format: `{w}`", f.display());
+        }
+    }
+    let run = std::fs::read_to_string(root().join("src/run.rs")).unwrap();
+    for w in ["paje", "PajeWriter", "Staged", "OnThread"] {
+        assert!(!run.contains(w), "src/run.rs picks an output itself: `{w}`");
+    }
+    // The sources' side: decoders' converters, the time path, the merge
+    // and the registry know neither sinks nor formats.
+    let mut sources = Vec::new();
+    rust_files(&root().join("src/convert"), &mut sources);
+    rust_files(&root().join("src/timeline"), &mut sources);
+    for f in [
+        "merge.rs",
+        "timeline.rs",
+        "registry.rs",
+        "source.rs",
+        "series.rs",
+    ] {
+        sources.push(root().join("src").join(f));
+    }
+    for f in &sources {
+        let text = std::fs::read_to_string(f).unwrap();
+        for w in ["crate::sink", "crate::paje", "crate::outputs"] {
+            assert!(
+                !text.contains(w),
+                "{} reaches the sinks: `{w}`",
+                f.display()
+            );
+        }
+    }
+}

@@ -5,13 +5,13 @@
 use super::{outside, sync_lines, Estimates, Estimator};
 use crate::cli::{Config, Output};
 use crate::clock::SyncTable;
+use crate::clocks::Lookup;
 use crate::convert::{OpenCx, SourceKind};
 use crate::error::{Error, Result};
 use crate::hierarchy::Hierarchy;
 use crate::identity::HostIdentity;
 use crate::output::Target;
 use crate::registry::Registry;
-use crate::report::Clocks;
 use crate::source::SourceStats;
 use std::io::Write;
 use std::path::Path;
@@ -35,7 +35,7 @@ pub fn first_pass(
 ) -> Result<Estimates> {
     let ids = hierarchy.identity.clone();
     let mut reg = Registry::new(hierarchy.clone());
-    let mut clocks = Clocks::new(sync, None, ids.clone());
+    let mut clocks = Lookup::new(sync, None, ids.clone());
     let mut clock_of = |h: &str| clocks.of(h).map(crate::timeline::Clock::new);
     let mut cx = OpenCx::new(cfg, &mut reg, &mut clock_of);
     for kind in kinds.iter_mut().filter(|k| k.carries_messages()) {

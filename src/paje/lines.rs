@@ -3,7 +3,7 @@
 //! which alias each id has, which pops are left out); [`Text`] turns its
 //! tokens into digits (times, aliases, values) with the functions of
 //! `src/paje/text.rs`. With threads, the whole writer runs on a core of
-//! its own (crate::paje::split), so the bytes are the same either way.
+//! its own (crate::sink::thread), so the bytes are the same either way.
 
 use super::text;
 use std::io::{self, Write};

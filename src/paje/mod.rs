@@ -5,6 +5,8 @@ pub mod check;
 pub mod header;
 pub mod lines;
 pub mod name;
+#[cfg(test)]
+mod sink_tests;
 pub(crate) mod text;
 pub mod writer;
 

@@ -154,13 +154,18 @@ pub trait OutputKind {
     fn name(&self) -> &'static str;
     /// Where the run asked for it, if it did.
     fn target(&self, cfg: &crate::cli::Config) -> Option<crate::cli::Output>;
-    /// The sink writing to `out`, an output already created (a temporary
-    /// file), with T0 at `origin`; `commit` makes it the output.
+    /// For an output that is a directory, the name of the file that marks
+    /// it as ours (an existing directory without it is never replaced).
+    fn directory(&self) -> Option<&'static str> {
+        None
+    }
+    /// The sink writing to `place`, already created (a temporary file or
+    /// directory), with T0 at `origin`; `commit` makes it the output.
     fn start(
         &self,
         cfg: &crate::cli::Config,
-        out: crate::output::Sink,
-        commit: Commit1<crate::output::Sink>,
+        place: crate::outdir::Place,
+        commit: Commit1<crate::outdir::Place>,
         origin: i64,
     ) -> io::Result<Box<dyn TraceSink>>;
 }
