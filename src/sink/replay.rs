@@ -24,10 +24,19 @@ use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
 use crate::registry::TypeKind;
 use std::io;
 
-/// An open state: its value and start.
+/// A container's place in the replay's tables by id: the root container
+/// (which a replayed trace may give rows) first, then each id.
+#[inline]
+fn slot(c: ContainerId) -> usize {
+    c.0.wrapping_add(1) as usize
+}
+
+/// An open state: its value, start, and how many states were open under
+/// it when it started (it keeps that depth if one below ends first).
 #[derive(Clone, Copy)]
 struct Open {
     value: ValueId,
+    depth: u32,
     start: i64,
 }
 
@@ -65,6 +74,11 @@ pub struct Replay<E> {
     book: Book,
     /// Containers in creation order: destroyed in reverse, children first.
     created: Vec<ContainerId>,
+    /// By container id: created and not destroyed (a replayed trace may
+    /// destroy a container before the end).
+    alive: Vec<bool>,
+    /// By container id: the containers created in it, destroyed with it.
+    children: Vec<Vec<ContainerId>>,
     /// By container id: its state rows (a container has a few; a hash per
     /// state change cost 5% on state-heavy traces).
     rows: Vec<Vec<Row>>,
@@ -82,6 +96,8 @@ impl<E: Encoder> Replay<E> {
             enc,
             book: Book::default(),
             created: Vec::new(),
+            alive: Vec::new(),
+            children: Vec::new(),
             rows: Vec::new(),
             vars: Vec::new(),
             halves: foldhash::HashMap::default(),
@@ -110,10 +126,8 @@ impl<E: Encoder> Replay<E> {
 
     /// Replays one event.
     pub fn event<C: Catalogue + ?Sized>(&mut self, cat: &C, ev: &Event) -> io::Result<()> {
-        debug_assert!(
-            self.stats.last_time.is_none_or(|t| t <= ev.time),
-            "merge order broken"
-        );
+        // A replayed trace may step back (pj_dump reads it on, closing
+        // at the last line's time); the merge never does.
         self.stats.last_time = Some(ev.time);
         let t = ev.time;
         let state = match ev.op {
@@ -140,7 +154,11 @@ impl<E: Encoder> Replay<E> {
                 }
                 let stack = self.stack(container, ty);
                 stack.clear();
-                stack.push(Open { value, start: t });
+                stack.push(Open {
+                    value,
+                    depth: 0,
+                    start: t,
+                });
                 self.stats.states += 1;
                 self.entity(cat, container, ty, Some(value), t)?
             }
@@ -149,7 +167,13 @@ impl<E: Encoder> Replay<E> {
                 ty,
                 value,
             } => {
-                self.stack(container, ty).push(Open { value, start: t });
+                let stack = self.stack(container, ty);
+                let depth = stack.len() as u32;
+                stack.push(Open {
+                    value,
+                    depth,
+                    start: t,
+                });
                 self.stats.states += 1;
                 self.entity(cat, container, ty, Some(value), t)?
             }
@@ -159,8 +183,7 @@ impl<E: Encoder> Replay<E> {
                     return Ok(());
                 };
                 if E::INTERVALS {
-                    let depth = self.stack(container, ty).len() as u32;
-                    self.state_span(cat, container, ty, open, depth, t, SpanEnd::Pop)?;
+                    self.state_span(cat, container, ty, open, t, SpanEnd::Pop)?;
                 }
                 self.stats.states += 1;
                 self.entity(cat, container, ty, None, t)?
@@ -227,7 +250,7 @@ impl<E: Encoder> Replay<E> {
         let open = stack.remove(depth);
         let above: Vec<ValueId> = stack[depth..].iter().map(|o| o.value).collect();
         if E::INTERVALS {
-            self.state_span(cat, container, ty, open, depth as u32, t, SpanEnd::Pop)?;
+            self.state_span(cat, container, ty, open, t, SpanEnd::Pop)?;
         }
         let pops = (0..=above.len()).map(|_| Op::PopState { container, ty });
         let pushes = above.into_iter().map(|value| Op::PushState {
@@ -272,7 +295,7 @@ impl<E: Encoder> Replay<E> {
     /// The stack of a state row.
     #[inline]
     fn stack(&mut self, container: ContainerId, ty: TypeId) -> &mut Vec<Open> {
-        let c = container.0 as usize;
+        let c = slot(container);
         // A row seen before, nearly always: its container's first.
         let first = matches!(self.rows.get(c).and_then(|r| r.first()), Some(r) if r.ty == ty.0);
         let i = if first { 0 } else { self.row_index(c, ty) };
@@ -370,19 +393,29 @@ impl<E: Encoder> Replay<E> {
         self.declare_type(cat, ty)?;
         self.book.containers.mark(c.0);
         self.created.push(c);
+        let i = c.0 as usize;
+        if self.alive.len() <= i {
+            self.alive.resize(i + 1, false);
+        }
+        self.alive[i] = true;
+        if let Some(p) = parent {
+            let p = p.0 as usize;
+            if self.children.len() <= p {
+                self.children.resize_with(p + 1, Vec::new);
+            }
+            self.children[p].push(c);
+        }
         self.stats.containers += 1;
         self.enc.create(cat, &self.book, c, t)
     }
 
     /// A state's interval, ended.
-    #[allow(clippy::too_many_arguments)]
     fn state_span<C: Catalogue + ?Sized>(
         &mut self,
         cat: &C,
         container: ContainerId,
         ty: TypeId,
         open: Open,
-        depth: u32,
         end: i64,
         cause: SpanEnd,
     ) -> io::Result<()> {
@@ -392,7 +425,7 @@ impl<E: Encoder> Replay<E> {
             value: open.value,
             start: open.start,
             end,
-            depth,
+            depth: open.depth,
             cause,
         };
         self.enc.span(cat, &self.book, &span)
@@ -408,8 +441,8 @@ impl<E: Encoder> Replay<E> {
         cause: SpanEnd,
     ) -> io::Result<()> {
         let stack = std::mem::take(self.stack(container, ty));
-        for (depth, open) in stack.iter().enumerate().rev() {
-            self.state_span(cat, container, ty, *open, depth as u32, t, cause)?;
+        for open in stack.iter().rev() {
+            self.state_span(cat, container, ty, *open, t, cause)?;
         }
         let mut stack = stack;
         stack.clear();
@@ -427,7 +460,7 @@ impl<E: Encoder> Replay<E> {
         value: f64,
         t: i64,
     ) -> io::Result<()> {
-        let c = container.0 as usize;
+        let c = slot(container);
         if self.vars.len() <= c {
             self.vars.resize_with(c + 1, Vec::new);
         }
@@ -537,7 +570,7 @@ impl<E: Encoder> Replay<E> {
         t: i64,
         cause: SpanEnd,
     ) -> io::Result<()> {
-        let i = c.0 as usize;
+        let i = slot(c);
         let tys: Vec<u32> = self
             .rows
             .get(i)
@@ -561,6 +594,65 @@ impl<E: Encoder> Replay<E> {
         Ok(())
     }
 
+    /// How many states are open in a row.
+    pub fn depth(&self, container: ContainerId, ty: TypeId) -> usize {
+        let rows = self.rows.get(slot(container));
+        let row = rows.and_then(|r| r.iter().find(|r| r.ty == ty.0));
+        row.map_or(0, |r| r.stack.len())
+    }
+
+    /// Ends every state open in a row without a new one (a replayed
+    /// trace's `PajeResetState`).
+    pub fn reset<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        container: ContainerId,
+        ty: TypeId,
+        t: i64,
+    ) -> io::Result<()> {
+        if E::INTERVALS {
+            self.close_row(cat, container, ty, t, SpanEnd::Set)?;
+        }
+        self.stack(container, ty).clear();
+        Ok(())
+    }
+
+    /// Destroys a container of a replayed trace at `t`, with what is open
+    /// in it, and every container created in it, children first. One
+    /// never created or destroyed before is left alone.
+    pub fn destroy<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        c: ContainerId,
+        t: i64,
+    ) -> io::Result<()> {
+        // Post-order over the live subtree, without recursion.
+        let mut order = Vec::new();
+        let mut todo = vec![c];
+        while let Some(x) = todo.pop() {
+            let i = x.0 as usize;
+            // One destroyed before may hold one created in it since
+            // (PajeContainer::recursiveDestroy goes on into it too).
+            if let Some(a) = self.alive.get_mut(i).filter(|a| **a) {
+                *a = false;
+                order.push(x);
+            }
+            if let Some(kids) = self.children.get_mut(i) {
+                todo.extend(std::mem::take(kids));
+            }
+        }
+        for x in order.into_iter().rev() {
+            if E::INTERVALS {
+                self.close_container(cat, x, t, SpanEnd::ContainerEnd)?;
+            }
+            if let Some(rows) = self.rows.get_mut(slot(x)) {
+                rows.clear();
+            }
+            self.enc.destroy(cat, &self.book, x, t)?;
+        }
+        Ok(())
+    }
+
     /// Destroys every container at the last event's time, children first,
     /// and ends the encoder's output. Returns it and the counts.
     pub fn finish<C: Catalogue + ?Sized>(
@@ -572,6 +664,9 @@ impl<E: Encoder> Replay<E> {
             // Children are always created after their parents, so the
             // reverse creation order destroys children first.
             for c in std::mem::take(&mut self.created).into_iter().rev() {
+                if !self.alive.get(c.0 as usize).copied().unwrap_or(false) {
+                    continue;
+                }
                 if E::INTERVALS {
                     self.close_container(cat, c, t, SpanEnd::TraceEnd)?;
                 }

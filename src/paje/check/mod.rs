@@ -13,11 +13,16 @@
 
 mod replay;
 mod spirit;
+mod stage;
 mod words;
 
+pub use stage::Quiet;
+
 use super::{EventKind, Field, FIELD_TYPES};
+use crate::sink::Encoder;
 use replay::{ContainerInfo, Fields, Nature, TypeInfo};
 use spirit::parse_double;
+use stage::Stage;
 use std::collections::HashMap;
 use std::io::BufRead;
 use words::Words;
@@ -135,8 +140,10 @@ struct Definition {
     slots: Vec<Slot>,
 }
 
-struct Checker {
+struct Checker<E: Encoder> {
     report: Report,
+    /// The sinks' replay, fed every line pj_dump accepts.
+    stage: Stage<E>,
     defs: HashMap<String, Definition>,
     in_def: Option<(String, Definition, u64)>,
     types: Vec<TypeInfo>,
@@ -150,8 +157,18 @@ struct Checker {
 }
 
 /// Checks a whole trace.
-pub fn check<R: BufRead>(mut input: R) -> std::io::Result<Report> {
-    let mut c = Checker::new();
+pub fn check<R: BufRead>(input: R) -> std::io::Result<Report> {
+    check_into(input, Quiet).map(|(report, ())| report)
+}
+
+/// Checks a whole trace and replays what pj_dump accepts of it into
+/// `enc`, as the sinks' replay hands a run of ours to an encoder. The
+/// encoder's output is whole only where the report accepts the trace.
+pub fn check_into<R: BufRead, E: Encoder>(
+    mut input: R,
+    enc: E,
+) -> std::io::Result<(Report, E::Out)> {
+    let mut c = Checker::new(enc);
     let mut buf = Vec::with_capacity(256);
     let mut more = Vec::new();
     let max = integrador_lines::MAX_LINE;
@@ -208,11 +225,12 @@ pub fn check<R: BufRead>(mut input: R) -> std::io::Result<Report> {
         c.line(line, &buf, &words);
     }
     c.finish();
-    Ok(c.report)
+    let Checker { report, stage, .. } = c;
+    Ok((report, stage.finish()?))
 }
 
-impl Checker {
-    fn new() -> Checker {
+impl<E: Encoder> Checker<E> {
+    fn new(enc: E) -> Checker<E> {
         let root_type = TypeInfo {
             nature: Nature::Container,
             parent: None,
@@ -230,6 +248,7 @@ impl Checker {
         };
         Checker {
             report: Report::default(),
+            stage: Stage::new(enc),
             defs: HashMap::new(),
             in_def: None,
             types: vec![root_type],

@@ -2,8 +2,10 @@
 //! rows of each container and the links in flight; what pj_dump rejects
 //! is an error.
 
+use super::stage::RowOp;
 use super::{parse_double, Checker};
 use crate::paje::EventKind;
+use crate::sink::Encoder;
 use std::collections::{HashMap, HashSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,15 +25,17 @@ pub(super) struct TypeInfo {
     pub(super) next_value: usize,
 }
 
+/// What pj_dump's order check reads of a (container, type) row; its
+/// state stack is the sinks' replay's (`stage.rs`).
 #[derive(Default)]
 pub(super) struct Row {
     /// Start and end (None = open) of the last entity of this row.
     pub(super) last: Option<(f64, Option<f64>)>,
-    pub(super) last_serial: u64,
-    /// Serials of the open (stacked) states.
-    pub(super) stack: Vec<u64>,
-    pub(super) serial: u64,
+    /// The last entity is a state still open (then the top of the stack).
+    pub(super) last_open: bool,
     pub(super) has_variable: bool,
+    /// The variable's value, for an add or a sub.
+    pub(super) value: f64,
     /// Value, time and side (start?) of the pending link half of each key.
     pub(super) pending: HashMap<String, (usize, f64, bool)>,
     pub(super) used_keys: HashSet<String>,
@@ -51,7 +55,7 @@ pub(super) struct ContainerInfo {
     pub(super) rows: HashMap<usize, Row>,
 }
 
-impl Checker {
+impl<E: Encoder> Checker<E> {
     pub(super) fn type_id(&self, id: &str) -> Result<usize, String> {
         self.type_ids
             .get(id)
@@ -96,7 +100,9 @@ impl Checker {
             values: HashMap::new(),
             next_value: 0,
         });
-        self.type_ids.insert(ident, self.types.len() - 1);
+        let t = self.types.len() - 1;
+        self.type_ids.insert(ident, t);
+        self.stage.define_type(t, nature, parent, &f.name, &f.color);
         Ok(())
     }
 
@@ -151,6 +157,7 @@ impl Checker {
     }
 
     pub(super) fn destroy(&mut self, c: usize, time: f64) -> Result<(), String> {
+        self.stage.destroy(c, time);
         let mut stack = vec![c];
         let mut result = Ok(());
         while let Some(x) = stack.pop() {
@@ -194,7 +201,7 @@ impl Checker {
             DefineEventType => self.define_type(f, Nature::Event, "event"),
             DefineLinkType => self.define_link_type(f),
             DefineEntityValue => self.define_value(f),
-            CreateContainer => self.create(f),
+            CreateContainer => self.create(f, time),
             DestroyContainer => self.destroy_line(f, time, line),
             NewEvent | SetState | PushState | PopState | ResetState | SetVariable | AddVariable
             | SubVariable => self.entity_event(kind, f, time, line),
@@ -256,11 +263,12 @@ impl Checker {
         } else {
             &f.alias
         };
-        self.value_of(t, ident);
+        let v = self.value_of(t, ident);
+        self.stage.value(t, v, &f.name, &f.color);
         Ok(())
     }
 
-    fn create(&mut self, f: &Fields) -> Result<(), String> {
+    fn create(&mut self, f: &Fields, time: f64) -> Result<(), String> {
         let ident = if f.alias.is_empty() {
             f.name.clone()
         } else {
@@ -297,6 +305,7 @@ impl Checker {
         let id = self.containers.len() - 1;
         self.containers[p].children.push(id);
         self.container_ids.insert(ident, id);
+        self.stage.create(id, t, p, &f.name, time);
         Ok(())
     }
 
@@ -343,10 +352,14 @@ impl Checker {
             _ => (|n| n == Nature::State, " state"),
         };
         let (c, t) = self.target(f, nature, what)?;
-        if matches!(kind, NewEvent | SetState | PushState) {
-            // pj_dump creates undeclared values on the fly.
-            self.value_of(t, &f.value);
-        }
+        let value = match kind {
+            NewEvent | SetState | PushState => {
+                // pj_dump creates undeclared values on the fly.
+                let v = self.value_of(t, &f.value);
+                Some(self.stage.value(t, v, &f.value, ""))
+            }
+            _ => None,
+        };
         if matches!(kind, SetVariable | AddVariable | SubVariable)
             && parse_double(&f.value).is_none()
         {
@@ -358,6 +371,7 @@ impl Checker {
         if self.skip_destroyed(c, line) {
             return Ok(());
         }
+        let depth = self.stage.depth(c, t);
         let row = self.containers[c].rows.entry(t).or_default();
         // The events that make or end an entity read the user fields:
         // all but a reset, and a variable's change at the time of its
@@ -369,10 +383,28 @@ impl Checker {
             }
             _ => true,
         };
-        row_event(row, kind, time)?;
+        row_event(row, kind, time, depth)?;
         if reads {
             read_user_fields(f, kind)?;
         }
+        // pj_dump reads a value that is no number as 0.
+        let number = parse_double(&f.value).unwrap_or(0.0);
+        let op = match (kind, value) {
+            (NewEvent, Some(v)) => RowOp::Point(v),
+            (SetState, Some(v)) => RowOp::Set(v),
+            (PushState, Some(v)) => RowOp::Push(v),
+            (PopState, _) => RowOp::Pop,
+            (SetVariable | AddVariable | SubVariable, _) => {
+                row.value = match kind {
+                    SetVariable => number,
+                    AddVariable => row.value + number,
+                    _ => row.value - number,
+                };
+                RowOp::Variable(row.value)
+            }
+            _ => RowOp::Reset,
+        };
+        self.stage.event(c, t, time, op);
         self.containers[c].end_time = time;
         Ok(())
     }
@@ -444,12 +476,14 @@ impl Checker {
                     (true, true) => (time, None),
                     (false, false) => (UNSET, Some(time)),
                 };
-                row.serial += 1;
                 row.last = Some(span);
-                row.last_serial = row.serial;
+                row.last_open = false;
                 row.used_keys.insert(f.key.clone());
             }
         }
+        let value = self.stage.value(t, value, &f.value, "");
+        self.stage
+            .link(c, t, value, kind == StartLink, other, &f.key, time);
         self.containers[c].end_time = time;
         Ok(())
     }
@@ -496,40 +530,33 @@ fn check_order(row: &Row, time: f64) -> Result<(), String> {
     Ok(())
 }
 
-fn row_event(row: &mut Row, kind: EventKind, time: f64) -> Result<(), String> {
+/// One event on a row, as PajeContainer orders it. `depth` is how many
+/// states are open in the row (the replay's stack).
+fn row_event(row: &mut Row, kind: EventKind, time: f64, depth: usize) -> Result<(), String> {
     use EventKind::*;
     match kind {
         NewEvent => {
             check_order(row, time)?;
-            row.serial += 1;
             row.last = Some((time, Some(time)));
-            row.last_serial = row.serial;
+            row.last_open = false;
         }
         SetState | PushState | PopState | ResetState => {
             check_order(row, time)?;
-            if kind == SetState || kind == ResetState {
-                if row.stack.contains(&row.last_serial) {
-                    if let Some((s, _)) = row.last {
-                        row.last = Some((s, Some(time)));
-                    }
-                }
-                row.stack.clear();
+            if kind == PopState && depth == 0 {
+                return Err("pop of a state that has no value".into());
             }
-            if kind == PopState {
-                let Some(top) = row.stack.pop() else {
-                    return Err("pop of a state that has no value".into());
-                };
-                if top == row.last_serial {
-                    if let Some((s, _)) = row.last {
-                        row.last = Some((s, Some(time)));
-                    }
+            // A set or a reset empties the stack, a pop takes its top: the
+            // last entity ends there if it is a state still open (then it
+            // is the top, nothing having started after it).
+            if kind != PushState && row.last_open {
+                if let Some((s, _)) = row.last {
+                    row.last = Some((s, Some(time)));
                 }
+                row.last_open = false;
             }
             if kind == SetState || kind == PushState {
-                row.serial += 1;
-                row.stack.push(row.serial);
                 row.last = Some((time, None));
-                row.last_serial = row.serial;
+                row.last_open = true;
             }
         }
         SetVariable | AddVariable | SubVariable => {
@@ -546,9 +573,8 @@ fn row_event(row: &mut Row, kind: EventKind, time: f64) -> Result<(), String> {
                 }
             }
             row.has_variable = true;
-            row.serial += 1;
             row.last = Some((time, None));
-            row.last_serial = row.serial;
+            row.last_open = false;
         }
         _ => {}
     }
