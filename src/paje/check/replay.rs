@@ -388,7 +388,7 @@ impl<E: Encoder> Checker<E> {
             read_user_fields(f, kind)?;
         }
         // pj_dump reads a value that is no number as 0.
-        let number = parse_double(&f.value).unwrap_or(0.0);
+        let number = || parse_double(&f.value).unwrap_or(0.0);
         let op = match (kind, value) {
             (NewEvent, Some(v)) => RowOp::Point(v),
             (SetState, Some(v)) => RowOp::Set(v),
@@ -396,9 +396,9 @@ impl<E: Encoder> Checker<E> {
             (PopState, _) => RowOp::Pop,
             (SetVariable | AddVariable | SubVariable, _) => {
                 row.value = match kind {
-                    SetVariable => number,
-                    AddVariable => row.value + number,
-                    _ => row.value - number,
+                    SetVariable => number(),
+                    AddVariable => row.value + number(),
+                    _ => row.value - number(),
                 };
                 RowOp::Variable(row.value)
             }
