@@ -127,10 +127,15 @@ pub struct Cli {
         short = 'o',
         long,
         value_name = "FILE",
-        required = true,
+        required_unless_present = "tables",
         help_heading = "Output"
     )]
     pub output: Option<String>,
+    /// Also (or only) write the run as Parquet entity tables in DIR, for
+    /// DuckDB and Spark (docs/tables.md); an existing DIR is replaced
+    /// only if integrador wrote it
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    pub tables: Option<PathBuf>,
     /// Write epoch seconds instead of times relative to T0 (for programs: a viewer's axis then starts in 1970)
     #[arg(long, help_heading = "Output")]
     pub absolute_time: bool,
@@ -155,6 +160,15 @@ pub enum Command {
         /// The trace to check
         file: PathBuf,
     },
+    /// Replay any Pajé trace that pj_dump reads into entity tables (Parquet
+    /// for DuckDB and Spark, docs/tables.md), as --tables writes a run's
+    Tables {
+        /// The trace to replay
+        file: PathBuf,
+        /// The tables' directory (replaced only if integrador wrote it)
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+    },
     /// Print a shell completion script (e.g. `integrador completions bash > /etc/bash_completion.d/integrador`)
     Completions {
         /// The shell
@@ -178,7 +192,7 @@ pub enum Record {
 }
 
 /// The words that start a subcommand: what follows is the subcommand's.
-pub const SUBCOMMANDS: [&str; 4] = ["check", "completions", "man", "record"];
+pub const SUBCOMMANDS: [&str; 5] = ["check", "completions", "man", "record", "tables"];
 
 /// Where the trace goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,8 +216,10 @@ pub struct Config {
     pub write_sync: Option<PathBuf>,
     /// Hierarchy file (None = built-in).
     pub hierarchy: Option<PathBuf>,
-    /// Output.
-    pub output: Output,
+    /// The Pajé trace (none with `--tables` alone).
+    pub output: Option<Output>,
+    /// The entity tables' directory.
+    pub tables: Option<PathBuf>,
     /// Epoch seconds in the output.
     pub absolute_time: bool,
     /// Reorder window, ns.
@@ -358,9 +374,10 @@ impl Cli {
     /// ([`take_sources`]).
     pub fn resolve(&self) -> Result<Config> {
         let output = match self.output.as_deref() {
-            Some("-") => Output::Stdout,
-            Some(p) => Output::File(PathBuf::from(p)),
-            None => return Err(Error::usage("-o FILE is required")),
+            Some("-") => Some(Output::Stdout),
+            Some(p) => Some(Output::File(PathBuf::from(p))),
+            None if self.tables.is_some() => None,
+            None => return Err(Error::usage("-o FILE (or --tables DIR) is required")),
         };
         Ok(Config {
             sync: self.sync.clone(),
@@ -369,6 +386,7 @@ impl Cli {
             write_sync: self.write_sync.clone(),
             hierarchy: self.hierarchy.clone(),
             output,
+            tables: self.tables.clone(),
             absolute_time: self.absolute_time,
             reorder_window: self.reorder_window,
             quiet: self.quiet,

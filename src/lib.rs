@@ -37,5 +37,6 @@ pub mod sink;
 pub mod sniff;
 pub mod source;
 pub mod summary;
+pub mod tables;
 pub mod time;
 pub mod timeline;

@@ -53,6 +53,18 @@ fn run() -> Result<ExitCode, Error> {
     };
     match &cli.command {
         Some(Command::Check { file }) => return check(file),
+        Some(Command::Tables { file, tables }) => {
+            let done = integrador::tables::replay::from_trace(file, tables)?;
+            if !cli.quiet {
+                eprintln!(
+                    "integrador: wrote the tables in {} from {}: {} rows",
+                    tables.display(),
+                    file.display(),
+                    done
+                );
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
         Some(Command::Completions { shell }) => {
             let mut text = Vec::new();
             clap_complete::generate(*shell, &mut line.command(), "integrador", &mut text);

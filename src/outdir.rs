@@ -52,17 +52,19 @@ impl DirTarget {
         }
         let replaces = match fs::symlink_metadata(path) {
             Ok(m) if m.is_dir() && is_ours(path, marker) => true,
+            // Refusals of the user's choice of name: usage errors (exit 2),
+            // as an output that is an input.
             Ok(m) if m.is_dir() => {
-                return Err(Error::in_file(
-                    path,
-                    format!("is a directory integrador did not write (it has no {marker}): refusing to replace it; give a new name"),
-                ))
+                return Err(Error::usage(format!(
+                    "{}: is a directory integrador did not write (it has no {marker}): refusing to replace it; give a new name",
+                    path.display()
+                )))
             }
             Ok(_) => {
-                return Err(Error::in_file(
-                    path,
-                    "exists and is not a directory: refusing to replace it; give a new name",
-                ))
+                return Err(Error::usage(format!(
+                    "{}: exists and is not a directory: refusing to replace it; give a new name",
+                    path.display()
+                )))
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => false,
             Err(e) => return Err(Error::in_file(path, e)),
@@ -109,13 +111,11 @@ impl DirTarget {
         for (option, input) in inputs {
             let input = absolute(input);
             if input.starts_with(&out) || out.starts_with(&input) {
-                return Err(Error::in_file(
-                    &self.path,
-                    format!(
-                        "the output directory holds, or lies in, the input {} ({option}): refusing to write it",
-                        input.display()
-                    ),
-                ));
+                return Err(Error::usage(format!(
+                    "{}: the output directory holds, or lies in, the input {} ({option}): refusing to write it",
+                    self.path.display(),
+                    input.display()
+                )));
             }
         }
         Ok(())

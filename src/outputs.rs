@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 /// Every output format.
 pub fn outputs() -> Vec<Box<dyn OutputKind>> {
-    vec![Box::new(PajeText)]
+    vec![Box::new(PajeText), Box::new(EntityTables)]
 }
 
 /// The Pajé trace of `-o`.
@@ -23,7 +23,7 @@ impl OutputKind for PajeText {
     }
 
     fn target(&self, cfg: &Config) -> Option<Output> {
-        Some(cfg.output.clone())
+        cfg.output.clone()
     }
 
     fn start(
@@ -51,6 +51,46 @@ impl OutputKind for PajeText {
             ))
         } else {
             Box::new(Staged::new(PajeWriter::new(out, origin, absolute)?, commit))
+        })
+    }
+}
+
+/// The entity tables of `--tables DIR` (`docs/tables.md`).
+pub struct EntityTables;
+
+impl OutputKind for EntityTables {
+    fn name(&self) -> &'static str {
+        "entity tables"
+    }
+
+    fn target(&self, cfg: &Config) -> Option<Output> {
+        cfg.tables.clone().map(Output::File)
+    }
+
+    fn directory(&self) -> Option<&'static str> {
+        Some(crate::tables::MARKER)
+    }
+
+    fn start(
+        &self,
+        _cfg: &Config,
+        place: Place,
+        commit: Commit1<Place>,
+        _origin: i64,
+    ) -> io::Result<Box<dyn TraceSink>> {
+        use crate::tables::Tables;
+        let Place::Dir(out) = place else {
+            return Err(io::Error::other("the entity tables are a directory"));
+        };
+        let dir = out.dir().to_path_buf();
+        let commit: Commit1<u64> = Box::new(move |_| commit(Place::Dir(out)));
+        Ok(if crate::prefetch::writer_thread() {
+            Box::new(crate::sink::thread::OnThread::new(
+                move || Tables::create(&dir, 0),
+                commit,
+            ))
+        } else {
+            Box::new(Staged::new(Tables::create(&dir, 0)?, commit))
         })
     }
 }

@@ -118,7 +118,7 @@ fn send<M>(tx: &SyncSender<M>, m: M, spin: &mut Spin) -> std::result::Result<(),
             };
             n = n.wrapping_add(1);
             // The clock is read now and then: a read costs ten spins.
-            if n % 32 == 0 && start.elapsed() >= SPIN {
+            if n.is_multiple_of(32) && start.elapsed() >= SPIN {
                 break;
             }
         }
@@ -146,7 +146,7 @@ fn recv<M>(rx: &Receiver<M>, spin: &mut Spin) -> std::result::Result<M, RecvErro
                 Err(TryRecvError::Empty) => {}
             }
             n = n.wrapping_add(1);
-            if n % 32 == 0 && start.elapsed() >= SPIN {
+            if n.is_multiple_of(32) && start.elapsed() >= SPIN {
                 break;
             }
         }

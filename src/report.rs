@@ -38,7 +38,9 @@ pub struct RunReport {
     /// Warnings of the hierarchy and the unifier.
     pub warnings: Vec<String>,
     /// Where the trace went.
-    pub output: Output,
+    pub output: Option<Output>,
+    /// Where the entity tables went.
+    pub tables: Option<std::path::PathBuf>,
 }
 
 /// The report of a finished run.
@@ -60,7 +62,9 @@ pub struct Finished<'a> {
     /// Whether the clocks were corrected from the messages.
     pub corrected_from_messages: bool,
     /// The output.
-    pub output: Output,
+    pub output: Option<Output>,
+    /// The entity tables.
+    pub tables: Option<std::path::PathBuf>,
 }
 
 impl Finished<'_> {
@@ -107,6 +111,7 @@ impl Finished<'_> {
             corrected_from_messages: self.corrected_from_messages,
             warnings,
             output: self.output,
+            tables: self.tables,
         }
     }
 }
@@ -127,7 +132,8 @@ impl RunReport {
             from_messages: Vec::new(),
             corrected_from_messages: false,
             warnings: Vec::new(),
-            output: Output::Stdout,
+            output: None,
+            tables: None,
         }
     }
 

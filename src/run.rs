@@ -52,7 +52,7 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     if let Some(p) = &cfg.write_sync {
         crate::clockfit::apply::refuse_inputs(
             p,
-            &cfg.output,
+            cfg.output.as_ref(),
             inputs.iter().map(|(o, p)| (*o, p.as_path())),
         )?;
     }
@@ -118,7 +118,7 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     // error of ours.
     let failed = |e: WriteError| match e {
         WriteError::Io(e)
-            if e.kind() == io::ErrorKind::BrokenPipe && cfg.output == Output::Stdout =>
+            if e.kind() == io::ErrorKind::BrokenPipe && cfg.output == Some(Output::Stdout) =>
         {
             Error::broken_pipe()
         }
@@ -138,6 +138,7 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
         clocks: clocks.used,
         sync: run_clocks.sync(),
         output: cfg.output.clone(),
+        tables: cfg.tables.clone(),
     };
     // The sinks hear the run's report before they end (a format that keeps
     // its provenance stores it), and every output is made whole only

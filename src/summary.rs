@@ -36,9 +36,17 @@ fn first_rows<T>(
 
 /// Writes the summary.
 pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
-    let target = match &r.output {
+    let trace = r.output.as_ref().map(|o| match o {
         Output::Stdout => "standard output".to_string(),
         Output::File(p) => p.display().to_string(),
+    });
+    let tables = r
+        .tables
+        .as_ref()
+        .map(|d| format!("the tables in {}", d.display()));
+    let target = match (trace, tables) {
+        (Some(t), Some(d)) => format!("{t} and {d}"),
+        (t, d) => t.or(d).unwrap_or_default(),
     };
     writeln!(
         out,

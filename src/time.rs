@@ -88,9 +88,9 @@ pub fn few_decimals(v: f64) -> Option<(i64, u32)> {
     match r {
         // A whole number: not one of these.
         0 => None,
-        _ if r % 1_000 == 0 => Some((m / 1_000, 1)),
-        _ if r % 100 == 0 => Some((m / 100, 2)),
-        _ if r % 10 == 0 => Some((m / 10, 3)),
+        _ if r.is_multiple_of(1_000) => Some((m / 1_000, 1)),
+        _ if r.is_multiple_of(100) => Some((m / 100, 2)),
+        _ if r.is_multiple_of(10) => Some((m / 10, 3)),
         _ => Some((m, 4)),
     }
 }

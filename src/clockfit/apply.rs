@@ -166,14 +166,14 @@ impl End<'_> {
 /// Refuses a `--write-sync` file that is an input or the trace (exit 2).
 pub fn refuse_inputs<'a>(
     path: &Path,
-    trace: &Output,
+    trace: Option<&Output>,
     inputs: impl IntoIterator<Item = (&'a str, &'a Path)>,
 ) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
     let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
     let same_as_trace = match trace {
-        Output::File(t) => t == path || id(t).is_some_and(|t| Some(t) == id(path)),
-        Output::Stdout => false,
+        Some(Output::File(t)) => t == path || id(t).is_some_and(|t| Some(t) == id(path)),
+        Some(Output::Stdout) | None => false,
     };
     if same_as_trace {
         return Err(Error::usage(format!(

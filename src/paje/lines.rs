@@ -138,7 +138,11 @@ mod tests {
         t.end().unwrap();
         t.begin(16);
         t.time(42);
-        t.name(if i % 2 == 0 { "OS state" } else { "a\"b" });
+        t.name(if i.is_multiple_of(2) {
+            "OS state"
+        } else {
+            "a\"b"
+        });
         t.word(b"0");
         let w: [&[u8]; 3] = [b"x", b"\"a b\"", b"yz"];
         t.word(w[(i % 3) as usize]);
@@ -146,13 +150,13 @@ mod tests {
         t.int(-5);
         t.double(12.0);
         t.end().unwrap();
-        let c = (i % 3 != 0).then_some(i);
+        let c = (!i.is_multiple_of(3)).then_some(i);
         t.head(
             12,
             i64::from(i) * 999,
             c,
             i % 5,
-            (i % 2 == 0).then_some(i * 7),
+            i.is_multiple_of(2).then_some(i * 7),
         );
         t.end().unwrap();
     }

@@ -536,7 +536,9 @@ impl<R: Read> Clog2Reader<R> {
         let preamble = Preamble::parse(&pre)?;
         let fptr = preamble.commtable_fptr;
         let bs = u64::from(preamble.block_size);
-        if fptr != 0 && (fptr < PREAMBLE_SIZE as u64 || (fptr - PREAMBLE_SIZE as u64) % bs != 0) {
+        if fptr != 0
+            && (fptr < PREAMBLE_SIZE as u64 || !(fptr - PREAMBLE_SIZE as u64).is_multiple_of(bs))
+        {
             return Err(Error::new(
                 0,
                 ErrorKind::Preamble(format!(

@@ -666,10 +666,11 @@ mod tests {
                     y = y.rotate_left(7) ^ 0x9E37_79B9_7F4A_7C15;
                     // Mostly letters and spaces, as a sample line is.
                     let k = (y >> 11) as usize % (alphabet.len() * 2);
-                    alphabet
-                        .get(k)
-                        .copied()
-                        .unwrap_or(if k % 3 == 0 { b' ' } else { b'a' })
+                    alphabet.get(k).copied().unwrap_or(if k.is_multiple_of(3) {
+                        b' '
+                    } else {
+                        b'a'
+                    })
                 })
                 .collect();
             strings.push(s);

@@ -382,7 +382,7 @@ fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<usize, (usize, io::Er
 }
 
 fn too_long(max: usize) -> io::Error {
-    let size = if max >= 1 << 20 && max % (1 << 20) == 0 {
+    let size = if max >= 1 << 20 && max.is_multiple_of(1 << 20) {
         format!("{} MiB", max >> 20)
     } else {
         format!("{max} bytes")

@@ -544,7 +544,7 @@ mod tests {
                 // the case a scan of every CPU made quadratic), now and
                 // then stepping back up to twice round the CPUs.
                 let t = if in_turn {
-                    let back = if (x >> 40) % 8 == 0 {
+                    let back = if (x >> 40).is_multiple_of(8) {
                         (x >> 44) % 600
                     } else {
                         0
@@ -555,7 +555,7 @@ mod tests {
                 };
                 let old = c.cpus.insert(cpu, super::Cpu { cur: 0, seen: t });
                 c.seen(cpu, old, t);
-                if (x >> 60) % 2 == 0 {
+                if (x >> 60).is_multiple_of(2) {
                     let want = c.cpus.iter().map(|(_, u)| u.seen).min();
                     assert_eq!(c.watermark(), want, "{n} CPUs, event {i}");
                 }

@@ -835,7 +835,7 @@ fn option(
             }
             // trace-cmd 3.x writes the page size before the CPU count.
             let rest = data.len() - c.at;
-            let count_at = if rest >= 8 && (rest - 8) % 20 == 0 {
+            let count_at = if rest >= 8 && (rest - 8).is_multiple_of(20) {
                 c.at + 4
             } else {
                 c.at

@@ -387,8 +387,13 @@ impl<E: Encoder> Checker<E> {
         if reads {
             read_user_fields(f, kind)?;
         }
+        // The value as its text says it, rounded once (pj_dump's own
+        // reading, `parse_double`, can be one unit off in the last place);
         // pj_dump reads a value that is no number as 0.
-        let number = || parse_double(&f.value).unwrap_or(0.0);
+        let number = || {
+            let exact = f.value.parse::<f64>().ok().filter(|v| v.is_finite());
+            exact.or_else(|| parse_double(&f.value)).unwrap_or(0.0)
+        };
         let op = match (kind, value) {
             (NewEvent, Some(v)) => RowOp::Point(v),
             (SetState, Some(v)) => RowOp::Set(v),

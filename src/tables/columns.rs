@@ -1,0 +1,296 @@
+//! One Parquet file written a row at a time, a row group at a time, with
+//! the low-level column writer of the `parquet` crate (no arrow): what
+//! every table of `docs/tables.md` is made with.
+//!
+//! The rules of the tables' contract are kept here: times are `INT64`
+//! with no logical type (Spark 4 refuses `TIMESTAMP(NANOS)`) and delta
+//! encoded, no unsigned type, strings UTF-8 and dictionary encoded, zstd
+//! pages, row groups bounded (memory stays flat whatever the run's
+//! length), the sorting column declared, the provenance in the footer's
+//! key-value metadata, and nothing that changes from run to run.
+
+use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
+use parquet::file::metadata::{KeyValue, SortingColumn};
+use parquet::file::properties::{WriterProperties, WriterVersion};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::ColumnPath;
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Rows of a row group: about 3 MB of buffered columns for the widest
+/// table, and statistics fine enough for a window to skip most groups.
+pub const ROW_GROUP: usize = 128 * 1024;
+
+/// A column's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `INT64`: times (delta encoded) and ids.
+    I64,
+    /// `INT32`: small counts.
+    I32,
+    /// `DOUBLE`.
+    F64,
+    /// `BYTE_ARRAY (STRING)`, dictionary encoded.
+    Str,
+}
+
+/// A column: its name, type, whether it may be null, and whether its
+/// values go up (times, for delta encoding).
+#[derive(Debug, Clone, Copy)]
+pub struct Col {
+    /// Name.
+    pub name: &'static str,
+    /// Type.
+    pub kind: Kind,
+    /// `OPTIONAL` rather than `REQUIRED`.
+    pub nullable: bool,
+    /// Delta encoded (times).
+    pub delta: bool,
+}
+
+/// A required column.
+pub const fn col(name: &'static str, kind: Kind) -> Col {
+    Col {
+        name,
+        kind,
+        nullable: false,
+        delta: false,
+    }
+}
+
+/// A nullable column.
+pub const fn opt(name: &'static str, kind: Kind) -> Col {
+    Col {
+        name,
+        kind,
+        nullable: true,
+        delta: false,
+    }
+}
+
+/// A time column: `INT64` nanoseconds, delta encoded.
+pub const fn time(name: &'static str) -> Col {
+    Col {
+        name,
+        kind: Kind::I64,
+        nullable: false,
+        delta: true,
+    }
+}
+
+/// A column's values of the row group being filled.
+#[derive(Default)]
+struct Buf {
+    i64s: Vec<i64>,
+    i32s: Vec<i32>,
+    f64s: Vec<f64>,
+    strs: Vec<ByteArray>,
+    /// Definition levels of a nullable column: 1 = a value, 0 = null.
+    defs: Vec<i16>,
+}
+
+fn to_io(e: parquet::errors::ParquetError) -> io::Error {
+    match e {
+        parquet::errors::ParquetError::External(e) => match e.downcast::<io::Error>() {
+            Ok(e) => *e,
+            Err(e) => io::Error::other(e),
+        },
+        e => io::Error::other(e),
+    }
+}
+
+/// One table's file being written.
+pub struct Table {
+    writer: SerializedFileWriter<BufWriter<File>>,
+    cols: &'static [Col],
+    bufs: Vec<Buf>,
+    /// The next cell's column.
+    at: usize,
+    rows: usize,
+    total: u64,
+}
+
+impl Table {
+    /// Creates `dir/name.parquet` with `cols`, rows declared sorted by
+    /// the column `sorted_by` (their order of completion).
+    pub fn create(
+        dir: &Path,
+        name: &str,
+        cols: &'static [Col],
+        sorted_by: Option<usize>,
+    ) -> io::Result<Table> {
+        let mut schema = format!("message {name} {{\n");
+        for c in cols {
+            let rep = if c.nullable { "OPTIONAL" } else { "REQUIRED" };
+            let ty = match c.kind {
+                Kind::I64 => "INT64",
+                Kind::I32 => "INT32",
+                Kind::F64 => "DOUBLE",
+                Kind::Str => "BYTE_ARRAY",
+            };
+            let logical = if c.kind == Kind::Str { " (STRING)" } else { "" };
+            schema.push_str(&format!("  {rep} {ty} {}{logical};\n", c.name));
+        }
+        schema.push('}');
+        let schema = Arc::new(parse_message_type(&schema).map_err(to_io)?);
+        let level = ZstdLevel::try_new(3).map_err(to_io)?;
+        let mut props = WriterProperties::builder()
+            .set_writer_version(WriterVersion::PARQUET_1_0)
+            .set_compression(Compression::ZSTD(level))
+            .set_created_by(format!("integrador {}", env!("CARGO_PKG_VERSION")))
+            .set_sorting_columns(sorted_by.map(|i| {
+                vec![SortingColumn {
+                    column_idx: i as i32,
+                    descending: false,
+                    nulls_first: false,
+                }]
+            }));
+        for c in cols.iter().filter(|c| c.kind != Kind::Str) {
+            let path = ColumnPath::from(c.name);
+            props = props.set_column_dictionary_enabled(path.clone(), false);
+            if c.delta {
+                props = props.set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
+            }
+        }
+        let file = File::create(dir.join(format!("{name}.parquet")))?;
+        let writer = SerializedFileWriter::new(
+            BufWriter::with_capacity(1 << 16, file),
+            schema,
+            Arc::new(props.build()),
+        )
+        .map_err(to_io)?;
+        Ok(Table {
+            writer,
+            cols,
+            bufs: cols.iter().map(|_| Buf::default()).collect(),
+            at: 0,
+            rows: 0,
+            total: 0,
+        })
+    }
+
+    fn next(&mut self, kind: Kind) -> &mut Buf {
+        debug_assert_eq!(self.cols.get(self.at).map(|c| c.kind), Some(kind));
+        let i = self.at.min(self.bufs.len() - 1);
+        self.at += 1;
+        &mut self.bufs[i]
+    }
+
+    fn nullable(&self) -> bool {
+        self.cols.get(self.at).is_some_and(|c| c.nullable)
+    }
+
+    /// The next cell: an `INT64`.
+    pub fn i64(&mut self, v: i64) {
+        let nullable = self.nullable();
+        let b = self.next(Kind::I64);
+        b.i64s.push(v);
+        if nullable {
+            b.defs.push(1);
+        }
+    }
+
+    /// The next cell: an `INT32`.
+    pub fn i32(&mut self, v: i32) {
+        let nullable = self.nullable();
+        let b = self.next(Kind::I32);
+        b.i32s.push(v);
+        if nullable {
+            b.defs.push(1);
+        }
+    }
+
+    /// The next cell: a `DOUBLE`.
+    pub fn f64(&mut self, v: f64) {
+        let nullable = self.nullable();
+        let b = self.next(Kind::F64);
+        b.f64s.push(v);
+        if nullable {
+            b.defs.push(1);
+        }
+    }
+
+    /// The next cell: a string (a `ByteArray` is shared, not copied).
+    pub fn str(&mut self, v: &ByteArray) {
+        let nullable = self.nullable();
+        let b = self.next(Kind::Str);
+        b.strs.push(v.clone());
+        if nullable {
+            b.defs.push(1);
+        }
+    }
+
+    /// The next cell: a string from text.
+    pub fn text(&mut self, v: &str) {
+        self.str(&ByteArray::from(v));
+    }
+
+    /// The next cell: null (a nullable column's).
+    pub fn null(&mut self) {
+        debug_assert!(self.nullable(), "null in a required column");
+        let i = self.at.min(self.bufs.len() - 1);
+        self.at += 1;
+        self.bufs[i].defs.push(0);
+    }
+
+    /// Ends the row; a full row group is written.
+    pub fn end(&mut self) -> io::Result<()> {
+        debug_assert_eq!(self.at, self.cols.len(), "a row of the wrong width");
+        self.at = 0;
+        self.rows += 1;
+        if self.rows >= ROW_GROUP {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the buffered rows as a row group.
+    fn flush(&mut self) -> io::Result<()> {
+        if self.rows == 0 {
+            return Ok(());
+        }
+        let mut group = self.writer.next_row_group().map_err(to_io)?;
+        for (c, b) in self.cols.iter().zip(&mut self.bufs) {
+            let mut w = group
+                .next_column()
+                .map_err(to_io)?
+                .ok_or_else(|| io::Error::other("a column missing from the schema"))?;
+            let defs = c.nullable.then_some(&b.defs[..]);
+            match c.kind {
+                Kind::I64 => w.typed::<Int64Type>().write_batch(&b.i64s, defs, None),
+                Kind::I32 => w.typed::<Int32Type>().write_batch(&b.i32s, defs, None),
+                Kind::F64 => w.typed::<DoubleType>().write_batch(&b.f64s, defs, None),
+                Kind::Str => w.typed::<ByteArrayType>().write_batch(&b.strs, defs, None),
+            }
+            .map_err(to_io)?;
+            w.close().map_err(to_io)?;
+            b.i64s.clear();
+            b.i32s.clear();
+            b.f64s.clear();
+            b.strs.clear();
+            b.defs.clear();
+        }
+        group.close().map_err(to_io)?;
+        self.total += self.rows as u64;
+        self.rows = 0;
+        Ok(())
+    }
+
+    /// Writes what is left and the footer, with `meta` as key-value
+    /// metadata. Returns the number of rows.
+    pub fn close(mut self, meta: &[(String, String)]) -> io::Result<u64> {
+        self.flush()?;
+        for (k, v) in meta {
+            self.writer
+                .append_key_value_metadata(KeyValue::new(k.clone(), v.clone()));
+        }
+        let inner = self.writer.into_inner().map_err(to_io)?;
+        let file = inner.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        Ok(self.total)
+    }
+}

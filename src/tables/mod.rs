@@ -1,0 +1,567 @@
+//! The entity tables (`docs/tables.md`): the integrated run as Parquet
+//! files, one a table, that DuckDB and Spark query. An [`Encoder`] of the
+//! sinks' replay: it writes each interval as the replay completes it
+//! (states, variables, links), each point event, each container at its
+//! end, each type and value at its first use; the run's provenance
+//! (`run`, `inputs`, `clocks`) at the end, from the run's report.
+//!
+//! Ids are the replay's keys ([`crate::sink::ids`]): 64-bit hashes of what
+//! a thing is, the same in every run, window and task of the same inputs.
+
+pub mod columns;
+pub mod replay;
+
+use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
+use crate::registry::TypeKind;
+use crate::sink::ids::{container_key, type_key, value_key};
+use crate::sink::{Book, Catalogue, Encoder, RunEnd, SinkStats, Span, SpanEnd};
+use columns::{col, opt, time, Col, Kind, Table};
+use parquet::data_type::ByteArray;
+use std::io;
+use std::path::Path;
+
+/// The version of the tables' schema, in the `run` table and every
+/// file's metadata; a reader refuses a directory of another.
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// The file that marks a directory as a tables directory of ours: a
+/// directory without it is never replaced.
+pub const MARKER: &str = "integrador-tables.txt";
+
+const STATES: &[Col] = &[
+    col("container_id", Kind::I64),
+    col("type_id", Kind::I64),
+    col("type", Kind::Str),
+    col("value_id", Kind::I64),
+    col("value", Kind::Str),
+    time("start_ns"),
+    time("end_ns"),
+    col("depth", Kind::I32),
+    col("end_cause", Kind::Str),
+];
+const VARIABLES: &[Col] = &[
+    col("container_id", Kind::I64),
+    col("type_id", Kind::I64),
+    col("type", Kind::Str),
+    time("start_ns"),
+    time("end_ns"),
+    col("value", Kind::F64),
+    col("end_cause", Kind::Str),
+];
+const EVENTS: &[Col] = &[
+    col("container_id", Kind::I64),
+    col("type_id", Kind::I64),
+    col("type", Kind::Str),
+    col("value_id", Kind::I64),
+    col("value", Kind::Str),
+    time("time_ns"),
+];
+const LINKS: &[Col] = &[
+    col("link_id", Kind::I64),
+    col("type_id", Kind::I64),
+    col("type", Kind::Str),
+    col("value_id", Kind::I64),
+    col("value", Kind::Str),
+    col("container_id", Kind::I64),
+    col("from_container_id", Kind::I64),
+    col("to_container_id", Kind::I64),
+    time("start_ns"),
+    time("end_ns"),
+    opt("size_bytes", Kind::I64),
+    opt("tag", Kind::I64),
+    col("key", Kind::Str),
+];
+const CONTAINERS: &[Col] = &[
+    col("container_id", Kind::I64),
+    opt("parent_id", Kind::I64),
+    col("type_id", Kind::I64),
+    col("type", Kind::Str),
+    col("name", Kind::Str),
+    col("path", Kind::Str),
+    time("create_ns"),
+    time("destroy_ns"),
+    col("row_order", Kind::I64),
+];
+const TYPES: &[Col] = &[
+    col("type_id", Kind::I64),
+    opt("parent_type_id", Kind::I64),
+    col("nature", Kind::Str),
+    col("name", Kind::Str),
+    opt("color", Kind::Str),
+    opt("from_type_id", Kind::I64),
+    opt("to_type_id", Kind::I64),
+];
+const VALUES: &[Col] = &[
+    col("value_id", Kind::I64),
+    col("type_id", Kind::I64),
+    col("name", Kind::Str),
+    opt("color", Kind::Str),
+];
+const RUN: &[Col] = &[
+    col("schema_version", Kind::I32),
+    col("tool_version", Kind::Str),
+    col("t0_ns", Kind::I64),
+    col("events", Kind::I64),
+    col("warnings", Kind::I64),
+];
+const INPUTS: &[Col] = &[
+    col("source", Kind::I32),
+    col("kind", Kind::Str),
+    col("path", Kind::Str),
+    col("records", Kind::I64),
+    col("events", Kind::I64),
+    opt("first_ns", Kind::I64),
+    opt("last_ns", Kind::I64),
+    col("warnings", Kind::I64),
+];
+const CLOCKS: &[Col] = &[
+    col("host", Kind::Str),
+    col("method", Kind::Str),
+    opt("reference", Kind::Str),
+    opt("offset_ns", Kind::I64),
+    opt("drift_ppm", Kind::F64),
+    col("points", Kind::I64),
+];
+
+/// A container created and not yet destroyed: when, and its place in the
+/// order a viewer shows rows.
+#[derive(Clone, Copy, Default)]
+struct Alive {
+    key: i64,
+    created: i64,
+    order: i64,
+}
+
+/// A registry id's key and name, cached at its declaration.
+#[derive(Clone, Default)]
+struct Named {
+    key: i64,
+    name: ByteArray,
+}
+
+fn put<T: Default + Clone>(v: &mut Vec<T>, i: u32, x: T) {
+    let i = i as usize;
+    if v.len() <= i {
+        v.resize(i + 1, T::default());
+    }
+    v[i] = x;
+}
+
+/// The tables of one run being written in a directory.
+pub struct Tables {
+    states: Table,
+    variables: Table,
+    events: Table,
+    links: Table,
+    containers: Table,
+    types: Table,
+    values: Table,
+    dir: std::path::PathBuf,
+    /// Added to every time: a replayed trace's T0 (its times are from it).
+    shift: i64,
+    tnames: Vec<Named>,
+    vnames: Vec<Named>,
+    alive: Vec<Alive>,
+    next_order: i64,
+    next_link: i64,
+    causes: [ByteArray; 4],
+}
+
+fn key(k: u64) -> i64 {
+    // Parquet has no unsigned type Spark reads as a number: the same 64
+    // bits, signed.
+    k as i64
+}
+
+impl Tables {
+    /// Starts the entity tables in `dir`; `shift` is added to every time.
+    pub fn create(dir: &Path, shift: i64) -> io::Result<Tables> {
+        let t = |name, cols, sorted| Table::create(dir, name, cols, sorted);
+        Ok(Tables {
+            states: t("states", STATES, Some(6))?,
+            variables: t("variables", VARIABLES, Some(4))?,
+            events: t("events", EVENTS, Some(5))?,
+            links: t("links", LINKS, None)?,
+            containers: t("containers", CONTAINERS, Some(7))?,
+            types: t("types", TYPES, None)?,
+            values: t("values", VALUES, None)?,
+            dir: dir.to_path_buf(),
+            shift,
+            tnames: Vec::new(),
+            vnames: Vec::new(),
+            alive: Vec::new(),
+            next_order: 0,
+            next_link: 0,
+            causes: [
+                SpanEnd::Pop,
+                SpanEnd::Set,
+                SpanEnd::ContainerEnd,
+                SpanEnd::TraceEnd,
+            ]
+            .map(|c| ByteArray::from(c.word())),
+        })
+    }
+
+    fn cause(&self, c: SpanEnd) -> &ByteArray {
+        let i = match c {
+            SpanEnd::Pop => 0,
+            SpanEnd::Set => 1,
+            SpanEnd::ContainerEnd => 2,
+            SpanEnd::TraceEnd => 3,
+        };
+        &self.causes[i]
+    }
+
+    fn ty(&self, t: TypeId) -> Named {
+        self.tnames.get(t.0 as usize).cloned().unwrap_or_default()
+    }
+
+    fn value(&self, v: ValueId) -> Named {
+        self.vnames.get(v.0 as usize).cloned().unwrap_or_default()
+    }
+
+    fn container(&self, c: ContainerId) -> i64 {
+        match c {
+            ContainerId::ROOT => 0,
+            c => self.alive.get(c.0 as usize).map_or(0, |a| a.key),
+        }
+    }
+
+    /// The run's provenance tables.
+    fn provenance(
+        &self,
+        end: &RunEnd,
+        stats: &SinkStats,
+        meta: &[(String, String)],
+    ) -> io::Result<()> {
+        let r = &end.report;
+        let mut run = Table::create(&self.dir, "run", RUN, None)?;
+        run.i32(SCHEMA_VERSION);
+        run.text(env!("CARGO_PKG_VERSION"));
+        run.i64(r.origin + self.shift);
+        run.i64(stats.events as i64);
+        run.i64(r.warnings.len() as i64);
+        run.end()?;
+        run.close(meta)?;
+        let mut inputs = Table::create(&self.dir, "inputs", INPUTS, None)?;
+        for (i, s) in r.sources.iter().enumerate() {
+            inputs.i32(i as i32);
+            inputs.text(s.kind);
+            inputs.text(&s.path.to_string_lossy());
+            inputs.i64(s.records as i64);
+            inputs.i64(s.events as i64);
+            match s.span {
+                Some((a, b)) => {
+                    inputs.i64(a);
+                    inputs.i64(b);
+                }
+                None => {
+                    inputs.null();
+                    inputs.null();
+                }
+            }
+            inputs.i64(s.warnings as i64);
+            inputs.end()?;
+        }
+        inputs.close(meta)?;
+        let mut clocks = Table::create(&self.dir, "clocks", CLOCKS, None)?;
+        for c in &r.clocks {
+            clocks.text(&c.host);
+            match &c.map {
+                Some((_, map, points)) => {
+                    clocks.text(if c.from_messages { "messages" } else { "sync" });
+                    match &r.reference {
+                        Some(x) => clocks.text(x),
+                        None => clocks.null(),
+                    }
+                    clocks.i64(map.offset_at(r.origin));
+                    clocks.f64(map.drift_ppm());
+                    clocks.i64(*points as i64);
+                }
+                None => {
+                    clocks.text("none");
+                    clocks.null();
+                    clocks.null();
+                    clocks.null();
+                    clocks.i64(0);
+                }
+            }
+            clocks.end()?;
+        }
+        clocks.close(meta)?;
+        Ok(())
+    }
+}
+
+impl Encoder for Tables {
+    const INTERVALS: bool = true;
+    /// The rows written.
+    type Out = u64;
+
+    fn declare_type<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        _: &Book,
+        ty: TypeId,
+    ) -> io::Result<()> {
+        let def = cat.type_def(ty);
+        let k = key(type_key(cat, ty));
+        put(
+            &mut self.tnames,
+            ty.0,
+            Named {
+                key: k,
+                name: ByteArray::from(&*def.name),
+            },
+        );
+        let t = &mut self.types;
+        t.i64(k);
+        match def.parent {
+            Some(p) => t.i64(key(type_key(cat, p))),
+            None => t.null(),
+        }
+        t.text(match def.kind {
+            TypeKind::Container => "container",
+            TypeKind::State => "state",
+            TypeKind::Variable => "variable",
+            TypeKind::Event => "event",
+            TypeKind::Link { .. } => "link",
+        });
+        t.text(&def.name);
+        match &def.color {
+            Some(c) => t.text(c),
+            None => t.null(),
+        }
+        match def.kind {
+            TypeKind::Link { start, end } => {
+                t.i64(key(type_key(cat, start)));
+                t.i64(key(type_key(cat, end)));
+            }
+            _ => {
+                t.null();
+                t.null();
+            }
+        }
+        t.end()
+    }
+
+    fn declare_value<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        _: &Book,
+        v: ValueId,
+        color: Option<&str>,
+    ) -> io::Result<()> {
+        let def = cat.value(v);
+        let k = key(value_key(cat, v));
+        put(
+            &mut self.vnames,
+            v.0,
+            Named {
+                key: k,
+                name: ByteArray::from(def.name.as_str()),
+            },
+        );
+        let ty = self.ty(def.ty).key;
+        let t = &mut self.values;
+        t.i64(k);
+        t.i64(ty);
+        t.text(&def.name);
+        match color {
+            Some(c) => t.text(c),
+            None => t.null(),
+        }
+        t.end()
+    }
+
+    fn create<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        _: &Book,
+        c: ContainerId,
+        time: i64,
+    ) -> io::Result<()> {
+        let alive = Alive {
+            key: key(container_key(cat, c)),
+            created: time + self.shift,
+            order: self.next_order,
+        };
+        self.next_order += 1;
+        put(&mut self.alive, c.0, alive);
+        Ok(())
+    }
+
+    fn event<C: Catalogue + ?Sized>(
+        &mut self,
+        _: &C,
+        _: &Book,
+        ev: &Event,
+        _: bool,
+    ) -> io::Result<()> {
+        let Op::NewEvent {
+            container,
+            ty,
+            value,
+        } = ev.op
+        else {
+            return Ok(());
+        };
+        let (c, ty, v) = (self.container(container), self.ty(ty), self.value(value));
+        let t = &mut self.events;
+        t.i64(c);
+        t.i64(ty.key);
+        t.str(&ty.name);
+        t.i64(v.key);
+        t.str(&v.name);
+        t.i64(ev.time + self.shift);
+        t.end()
+    }
+
+    fn span<C: Catalogue + ?Sized>(&mut self, _: &C, _: &Book, s: &Span) -> io::Result<()> {
+        let shift = self.shift;
+        match *s {
+            Span::State {
+                container,
+                ty,
+                value,
+                start,
+                end,
+                depth,
+                cause,
+            } => {
+                let (c, ty, v) = (self.container(container), self.ty(ty), self.value(value));
+                let cause = self.cause(cause).clone();
+                let t = &mut self.states;
+                t.i64(c);
+                t.i64(ty.key);
+                t.str(&ty.name);
+                t.i64(v.key);
+                t.str(&v.name);
+                t.i64(start + shift);
+                t.i64(end + shift);
+                t.i32(depth as i32);
+                t.str(&cause);
+                t.end()
+            }
+            Span::Variable {
+                container,
+                ty,
+                value,
+                start,
+                end,
+                cause,
+            } => {
+                let (c, ty) = (self.container(container), self.ty(ty));
+                let cause = self.cause(cause).clone();
+                let t = &mut self.variables;
+                t.i64(c);
+                t.i64(ty.key);
+                t.str(&ty.name);
+                t.i64(start + shift);
+                t.i64(end + shift);
+                t.f64(value);
+                t.str(&cause);
+                t.end()
+            }
+            Span::Link {
+                container,
+                ty,
+                value,
+                from,
+                to,
+                start,
+                end,
+                key: k,
+                size,
+                tag,
+            } => {
+                let (c, ty, v) = (self.container(container), self.ty(ty), self.value(value));
+                let (from, to) = (self.container(from), self.container(to));
+                let id = self.next_link;
+                self.next_link += 1;
+                let t = &mut self.links;
+                t.i64(id);
+                t.i64(ty.key);
+                t.str(&ty.name);
+                t.i64(v.key);
+                t.str(&v.name);
+                t.i64(c);
+                t.i64(from);
+                t.i64(to);
+                t.i64(start + shift);
+                t.i64(end + shift);
+                t.i64(size);
+                t.i64(tag);
+                t.text(&format!("k{}_{}", k.channel, k.seq));
+                t.end()
+            }
+        }
+    }
+
+    fn destroy<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        _: &Book,
+        c: ContainerId,
+        time: i64,
+    ) -> io::Result<()> {
+        let def = cat.container(c);
+        let a = self.alive.get(c.0 as usize).copied().unwrap_or_default();
+        let ty = self.ty(def.ty);
+        let mut names = Vec::new();
+        let mut at = Some(c);
+        while let Some(x) = at.filter(|_| names.len() < 256) {
+            names.push(cat.container(x).name.to_string());
+            at = cat.container(x).parent;
+        }
+        names.reverse();
+        let t = &mut self.containers;
+        t.i64(a.key);
+        match def.parent {
+            Some(p) => t.i64(key(container_key(cat, p))),
+            None => t.null(),
+        }
+        t.i64(ty.key);
+        t.str(&ty.name);
+        t.text(&def.name);
+        t.text(&names.join("/"));
+        t.i64(a.created);
+        t.i64(time + self.shift);
+        t.i64(a.order);
+        t.end()
+    }
+
+    fn finish(self, end: &RunEnd, stats: &mut SinkStats) -> io::Result<u64> {
+        let meta = vec![
+            (
+                "integrador.schema_version".to_string(),
+                SCHEMA_VERSION.to_string(),
+            ),
+            (
+                "integrador.version".to_string(),
+                env!("CARGO_PKG_VERSION").to_string(),
+            ),
+            (
+                "integrador.t0_ns".to_string(),
+                end.report.origin.to_string(),
+            ),
+        ];
+        self.provenance(end, stats, &meta)?;
+        let mut rows = 0;
+        for t in [
+            self.states,
+            self.variables,
+            self.events,
+            self.links,
+            self.containers,
+            self.types,
+            self.values,
+        ] {
+            rows += t.close(&meta)?;
+        }
+        if stats.records == 0 {
+            stats.records = rows;
+        }
+        Ok(rows)
+    }
+}

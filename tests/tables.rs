@@ -1,0 +1,341 @@
+//! The entity tables (`--tables`, `integrador tables`): what a run writes
+//! equals what its Pajé trace replays into, the counts equal pj_dump's,
+//! the files follow the contract (no unsigned type, times INT64, the
+//! provenance in the footer), the same inputs give the same bytes, and
+//! every refusal of a directory that is not ours.
+
+mod common;
+use common::*;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::record::Field;
+use std::path::Path;
+
+/// Runs of every kind of source, from the shipped examples and fixtures.
+fn runs() -> Vec<(&'static str, Vec<String>)> {
+    let ex = root().join("examples");
+    let ex = |p: &str| ex.join(p).display().to_string();
+    let fx = |p: &str| fixture(p).display().to_string();
+    let h = |p: &str| root().join("hierarchies").join(p).display().to_string();
+    let arch = |p: &str| {
+        fixtures()
+            .join("pcp/multihost")
+            .join(p)
+            .display()
+            .to_string()
+    };
+    vec![
+        (
+            "readme",
+            vec![
+                "-hierarchy".into(),
+                h("mpi+os+ganglia+pcp.toml"),
+                "-mpi".into(),
+                ex("pingpong-localhost/mpi_pingpong.clog2"),
+                "-mpinodes".into(),
+                ex("pingpong-localhost/mpi.nodes"),
+                "-ganglia".into(),
+                ex("pingpong-localhost/ganglia.traced"),
+                "-os".into(),
+                ex("pingpong-localhost/vm.os"),
+                "-pcp".into(),
+                ex("pingpong-localhost/pcp/vm"),
+            ],
+        ),
+        (
+            "grid",
+            vec![
+                "-hierarchy".into(),
+                h("grid.toml"),
+                "-sync".into(),
+                ex("grid/timesync"),
+                "-ganglia".into(),
+                ex("grid/domain-a.traced"),
+                ex("grid/domain-b.traced"),
+            ],
+        ),
+        (
+            "deck",
+            vec![
+                "-deck".into(),
+                fx("rastro/deck-pingpong/rastro-0-0.rst"),
+                fx("rastro/deck-pingpong/rastro-1-0.rst"),
+            ],
+        ),
+        (
+            "ring",
+            vec![
+                "-mpi".into(),
+                fx("clog2/ring/ring.clog2"),
+                "-mpinodes".into(),
+                fx("clog2/ring/ring.nodes"),
+            ],
+        ),
+        (
+            "ftrace",
+            vec!["-os".into(), fx("sched/pingpong-pipe/ftrace.txt")],
+        ),
+        // An archive is named by its volumes' common base.
+        ("pcp", vec!["-pcp".into(), arch("node01"), arch("node02")]),
+    ]
+}
+
+/// Every row of a table, each as the text of the columns it keeps.
+fn rows(dir: &Path, table: &str, skip: &[&str]) -> Vec<String> {
+    let file = std::fs::File::open(dir.join(format!("{table}.parquet"))).unwrap();
+    let reader = SerializedFileReader::new(file).unwrap();
+    let mut out = Vec::new();
+    for row in reader.get_row_iter(None).unwrap() {
+        let row = row.unwrap();
+        let cells: Vec<String> = row
+            .get_column_iter()
+            .filter(|(name, _)| !skip.contains(&name.as_str()))
+            .map(|(name, v)| match v {
+                // A run ends what is open with the trace, its trace by
+                // destroying every container: the same end.
+                Field::Str(s) if name == "end_cause" && s == "trace_end" => {
+                    "\"container_end\"".to_string()
+                }
+                v => v.to_string(),
+            })
+            .collect();
+        out.push(cells.join("|"));
+    }
+    out.sort();
+    out
+}
+
+fn run_tables(name: &str, args: &[String], dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let trace = dir.join(format!("{name}.paje"));
+    let tables = dir.join(format!("{name}.tables"));
+    let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (t, d) = (trace.to_str().unwrap(), tables.to_str().unwrap());
+    all.extend(["-q", "-o", t, "--tables", d]);
+    let o = integrador(&all);
+    assert!(o.status.success(), "{name}: {}", stderr(&o));
+    (trace, tables)
+}
+
+#[test]
+fn a_runs_tables_equal_its_traces_replayed() {
+    let tmp = tempdir();
+    for (name, args) in runs() {
+        let (trace, tables) = run_tables(name, &args, tmp.path());
+        let again = tmp.path().join(format!("{name}.replayed"));
+        let o = integrador(&[
+            "tables",
+            trace.to_str().unwrap(),
+            "--tables",
+            again.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        // What a Pajé trace cannot say: a message's size and tag, its
+        // key's numbering, a variable type's colour left to the default, an
+        // event's or a link's value's colour (only state values are
+        // declared, ViTE complaining of the others).
+        for (table, skip) in [
+            ("states", &[][..]),
+            ("variables", &[]),
+            ("events", &[]),
+            ("links", &["size_bytes", "tag", "key"]),
+            ("containers", &[]),
+            ("types", &["color"]),
+            ("values", &["color"]),
+        ] {
+            let (a, b) = (rows(&tables, table, skip), rows(&again, table, skip));
+            assert!(
+                !a.is_empty() || !matches!(table, "containers" | "types"),
+                "{name}: no {table}"
+            );
+            assert_eq!(a.len(), b.len(), "{name}: {table}: rows");
+            let differ: Vec<_> = a.iter().zip(&b).filter(|(x, y)| x != y).take(3).collect();
+            assert!(differ.is_empty(), "{name}: {table}: {differ:?}");
+        }
+    }
+}
+
+/// pj_dump's rows of each kind, counted as the tables count theirs.
+#[test]
+fn the_tables_count_what_pj_dump_counts() {
+    let tmp = tempdir();
+    for (name, args) in runs() {
+        let (trace, tables) = run_tables(name, &args, tmp.path());
+        let Some(lines) = pj_dump_lines(&trace) else {
+            return;
+        };
+        let count = |kind: &str| {
+            lines
+                .iter()
+                .filter(|l| l.starts_with(&format!("{kind},")))
+                .count()
+        };
+        let n = |table: &str| rows(&tables, table, &[]).len();
+        assert_eq!(n("states"), count("State"), "{name}: states");
+        assert_eq!(n("variables"), count("Variable"), "{name}: variables");
+        assert_eq!(n("events"), count("Event"), "{name}: events");
+        assert_eq!(n("links"), count("Link"), "{name}: links");
+        // pj_dump counts the root container too.
+        assert_eq!(
+            n("containers") + 1,
+            count("Container"),
+            "{name}: containers"
+        );
+    }
+}
+
+#[test]
+fn the_files_keep_the_contract() {
+    let tmp = tempdir();
+    let (name, args) = runs().swap_remove(0);
+    let (_, tables) = run_tables(name, &args, tmp.path());
+    for table in [
+        "states",
+        "variables",
+        "events",
+        "links",
+        "containers",
+        "types",
+        "values",
+        "run",
+        "inputs",
+        "clocks",
+    ] {
+        let file = std::fs::File::open(tables.join(format!("{table}.parquet"))).unwrap();
+        let reader = SerializedFileReader::new(file).unwrap();
+        let meta = reader.metadata().file_metadata();
+        let schema = meta.schema_descr();
+        for c in schema.columns() {
+            let logical = format!("{:?}", c.logical_type_ref());
+            assert!(
+                !logical.contains("is_signed: false"),
+                "{table}.{}: unsigned",
+                c.name()
+            );
+            assert!(
+                !logical.contains("Timestamp"),
+                "{table}.{}: a timestamp type",
+                c.name()
+            );
+            if c.name().ends_with("_ns") {
+                assert_eq!(
+                    c.physical_type(),
+                    parquet::basic::Type::INT64,
+                    "{table}.{}",
+                    c.name()
+                );
+            }
+        }
+        let kv = meta.key_value_metadata().expect("key-value metadata");
+        let version = kv.iter().find(|k| k.key == "integrador.schema_version");
+        assert_eq!(
+            version.and_then(|k| k.value.as_deref()),
+            Some("1"),
+            "{table}"
+        );
+    }
+    let run = rows(&tables, "run", &["tool_version"]);
+    assert_eq!(run.len(), 1);
+    assert_eq!(rows(&tables, "inputs", &[]).len(), 4, "one row an input");
+}
+
+#[test]
+fn same_inputs_same_bytes_and_threads_change_nothing() {
+    let tmp = tempdir();
+    let (name, args) = runs().swap_remove(0);
+    let (_, a) = run_tables(name, &args, tmp.path());
+    let b = tmp.path().join("one-thread");
+    let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+    all.extend(["-q", "--threads", "1", "--tables", b.to_str().unwrap()]);
+    let o = integrador(&all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut names: Vec<_> = std::fs::read_dir(&a)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 11);
+    for n in names {
+        let x = std::fs::read(a.join(&n)).unwrap();
+        let y = std::fs::read(b.join(&n)).unwrap();
+        assert!(x == y, "{} differs", n.to_string_lossy());
+    }
+}
+
+#[test]
+fn a_directory_not_ours_is_refused_and_kept() {
+    let tmp = tempdir();
+    let (_, args) = runs().swap_remove(4);
+    let mine = tmp.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), "keep").unwrap();
+    let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+    all.extend(["--tables", mine.to_str().unwrap()]);
+    let o = integrador(&all);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("did not write"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(mine.join("notes.txt")).unwrap(),
+        "keep"
+    );
+    // An input inside the directory.
+    let inside = tmp.path().join("in");
+    std::fs::create_dir(&inside).unwrap();
+    std::fs::write(inside.join(crate_marker()), "").unwrap();
+    let copy = inside.join("ftrace.txt");
+    std::fs::copy(fixture("sched/pingpong-pipe/ftrace.txt"), &copy).unwrap();
+    let o = integrador(&[
+        "-os",
+        copy.to_str().unwrap(),
+        "--tables",
+        inside.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(copy.exists());
+    // One of ours is replaced whole; nothing is left beside it.
+    let ours = tmp.path().join("ours");
+    for _ in 0..2 {
+        let o = integrador(&[
+            "-q",
+            "-os",
+            copy.to_str().unwrap(),
+            "--tables",
+            ours.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".integrador"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+fn crate_marker() -> &'static str {
+    integrador::tables::MARKER
+}
+
+#[test]
+fn a_damaged_trace_writes_no_tables() {
+    let tmp = tempdir();
+    let (name, args) = runs().swap_remove(4);
+    let (trace, _) = run_tables(name, &args, tmp.path());
+    let text = std::fs::read_to_string(&trace).unwrap();
+    // A pop on a state row that was never pushed, after the header.
+    let mut lines: Vec<&str> = text.lines().collect();
+    let at = lines.len() / 2;
+    lines.insert(at, "12 1.0 c999 t1");
+    let bad = tmp.path().join("bad.paje");
+    std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
+    let out = tmp.path().join("bad.tables");
+    let o = integrador(&[
+        "tables",
+        bad.to_str().unwrap(),
+        "--tables",
+        out.to_str().unwrap(),
+    ]);
+    assert_ne!(o.status.code(), Some(0));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("line {}", at + 1)), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(!out.exists());
+}
