@@ -50,6 +50,9 @@ pub struct TypeDef {
     pub name: Name,
     /// Color, for variable types.
     pub color: Option<Name>,
+    /// Unit, for variable types whose source says it (`%`, `KB`,
+    /// `bytes/sec`, a PCP descriptor's units); none where it says none.
+    pub unit: Option<Name>,
 }
 
 /// A registered container.
@@ -197,6 +200,7 @@ impl Registry {
                 parent,
                 name: level.name.into(),
                 color: None,
+                unit: None,
             });
             me.level_types.push(id);
             parent = Some(id);
@@ -519,6 +523,7 @@ impl Registry {
             parent,
             name: name.into(),
             color: None,
+            unit: None,
         });
         self.link_types.insert(key, t);
         t
@@ -571,6 +576,17 @@ impl Registry {
         display: Option<&Display>,
     ) -> TypeId {
         self.sub_type(parent, TypeKind::Variable, key, display)
+    }
+
+    /// Records the unit of variable type `ty`, if it has none yet (the
+    /// first source to say it wins; a variant keeps its original's).
+    pub fn set_unit(&mut self, ty: TypeId, unit: &str) {
+        let unit = unit.trim();
+        if let Some(def) = self.types.get_mut(ty.0 as usize) {
+            if def.unit.is_none() && !unit.is_empty() {
+                def.unit = Some(unit.into());
+            }
+        }
     }
 
     /// A variable type beside `ty` for the series of another source,
@@ -628,6 +644,7 @@ impl Registry {
             parent: Some(parent),
             name,
             color,
+            unit: None,
         });
         self.sub_types
             .entry((parent, kind))

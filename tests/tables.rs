@@ -138,7 +138,7 @@ fn a_runs_tables_equal_its_traces_replayed() {
             ("events", &[]),
             ("links", &["size_bytes", "tag", "key"]),
             ("containers", &[]),
-            ("types", &["color"]),
+            ("types", &["color", "unit"]),
             ("values", &["color"]),
         ] {
             let (a, b) = (rows(&tables, table, skip), rows(&again, table, skip));

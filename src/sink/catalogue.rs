@@ -61,6 +61,7 @@ impl Default for Replica {
                     parent: None,
                     name: name.clone(),
                     color: None,
+                    unit: None,
                 },
                 ContainerDef {
                     ty: TypeId(0),

@@ -88,6 +88,7 @@ const TYPES: &[Col] = &[
     col("nature", Kind::Str),
     col("name", Kind::Str),
     opt("color", Kind::Str),
+    opt("unit", Kind::Str),
     opt("from_type_id", Kind::I64),
     opt("to_type_id", Kind::I64),
 ];
@@ -330,6 +331,10 @@ impl Encoder for Tables {
         t.text(&def.name);
         match &def.color {
             Some(c) => t.text(c),
+            None => t.null(),
+        }
+        match &def.unit {
+            Some(u) => t.text(u),
             None => t.null(),
         }
         match def.kind {

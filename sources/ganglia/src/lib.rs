@@ -14,6 +14,27 @@ pub mod xml;
 
 pub use traced::{Sample, TracedHeader, TracedReader};
 
+/// The unit gmond gives a standard metric (`specs/ganglia.md` §6: the
+/// UNITS of its metric definitions), for a recording that keeps none; a
+/// unit of one space (the load averages, the process counts) is none.
+pub fn standard_unit(metric: &str) -> Option<&'static str> {
+    Some(match metric {
+        "cpu_user" | "cpu_system" | "cpu_idle" | "cpu_nice" | "cpu_wio" | "cpu_intr"
+        | "cpu_sintr" | "cpu_steal" | "cpu_guest" | "cpu_gnice" | "cpu_aidle" | "part_max_used" => {
+            "%"
+        }
+        "cpu_num" => "CPUs",
+        "cpu_speed" => "MHz",
+        "mem_free" | "mem_shared" | "mem_buffers" | "mem_cached" | "swap_free" | "mem_total"
+        | "swap_total" => "KB",
+        "bytes_in" | "bytes_out" => "bytes/sec",
+        "pkts_in" | "pkts_out" => "packets/sec",
+        "disk_total" | "disk_free" => "GB",
+        "boottime" | "sys_clock" => "s",
+        _ => return None,
+    })
+}
+
 /// Ganglia input formats, as told apart by content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

@@ -74,7 +74,11 @@ impl Metrics {
                     None if !self.config.selects(metric) => None,
                     None => {
                         let display = self.config.metrics.get(metric).cloned();
-                        Some(reg.variable_type(self.machine_type, metric, display.as_ref()))
+                        let t = reg.variable_type(self.machine_type, metric, display.as_ref());
+                        if let Some(unit) = integrador_ganglia::standard_unit(metric) {
+                            reg.set_unit(t, unit);
+                        }
+                        Some(t)
                     }
                 };
                 self.types.push(metric.into(), t);

@@ -316,6 +316,7 @@ impl PcpSource {
                 color: over.and_then(|d| d.color.clone()),
             };
             let ty = reg.variable_type(self.machine_ty, &text, Some(&display));
+            reg.set_unit(ty, &units);
             Var {
                 ty,
                 counter,

@@ -142,6 +142,8 @@ impl<E: Encoder> Stage<E> {
             parent: (parent != 0).then(|| ty(parent)),
             name: name.into(),
             color: (nature == Nature::Variable && !color.is_empty()).then(|| color.into()),
+            // A Pajé trace does not say units.
+            unit: None,
         };
         self.cat.put_type(ty(t), def);
     }
