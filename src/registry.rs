@@ -53,6 +53,8 @@ pub struct TypeDef {
     /// Unit, for variable types whose source says it (`%`, `KB`,
     /// `bytes/sec`, a PCP descriptor's units); none where it says none.
     pub unit: Option<Name>,
+    /// The hierarchy level a container type stands for.
+    pub role: Option<crate::hierarchy::Role>,
 }
 
 /// A registered container.
@@ -132,41 +134,7 @@ pub struct Registry {
     pub warnings: Vec<String>,
 }
 
-/// Compares names as people sort them: runs of digits by their value, so
-/// `node2` < `node10`; equal by that rule, by their bytes.
-pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
-    loop {
-        match (x.first(), y.first()) {
-            (None, None) => return a.cmp(b),
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(p), Some(q)) if p.is_ascii_digit() && q.is_ascii_digit() => {
-                let run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
-                let (m, n) = (run(x), run(y));
-                let trim = |s: &[u8]| {
-                    let z = s.iter().take_while(|&&c| c == b'0').count();
-                    s[z..].to_vec()
-                };
-                let (u, v) = (trim(&x[..m]), trim(&y[..n]));
-                let by_value = u.len().cmp(&v.len()).then_with(|| u.cmp(&v));
-                if by_value != Ordering::Equal {
-                    return by_value;
-                }
-                x = &x[m..];
-                y = &y[n..];
-            }
-            (Some(p), Some(q)) => {
-                if p != q {
-                    return p.cmp(q);
-                }
-                x = &x[1..];
-                y = &y[1..];
-            }
-        }
-    }
-}
+pub use crate::identity::natural_cmp;
 
 impl Registry {
     /// A registry for `hierarchy`, with its container types registered.
@@ -201,6 +169,7 @@ impl Registry {
                 name: level.name.into(),
                 color: None,
                 unit: None,
+                role: Some(level.role),
             });
             me.level_types.push(id);
             parent = Some(id);
@@ -524,6 +493,7 @@ impl Registry {
             name: name.into(),
             color: None,
             unit: None,
+            role: None,
         });
         self.link_types.insert(key, t);
         t
@@ -645,6 +615,7 @@ impl Registry {
             name,
             color,
             unit: None,
+            role: None,
         });
         self.sub_types
             .entry((parent, kind))

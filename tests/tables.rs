@@ -137,7 +137,8 @@ fn a_runs_tables_equal_its_traces_replayed() {
             ("variables", &[]),
             ("events", &[]),
             ("links", &["size_bytes", "tag", "key"]),
-            ("containers", &[]),
+            // Which level a type stands for: the hierarchy's, not the trace's.
+            ("containers", &["role", "host", "cluster"]),
             ("types", &["color", "unit"]),
             ("values", &["color"]),
         ] {
@@ -338,4 +339,23 @@ fn a_damaged_trace_writes_no_tables() {
     assert!(e.contains(&format!("line {}", at + 1)), "{e}");
     assert_eq!(e.trim().lines().count(), 1, "{e}");
     assert!(!out.exists());
+}
+
+/// docs/tables.md shows each question's SQL as its file under docs/sql
+/// holds it (the file is what the readers' test runs).
+#[test]
+fn the_documented_sql_is_the_tested_sql() {
+    let doc = std::fs::read_to_string(root().join("docs/tables.md")).unwrap();
+    let mut n = 0;
+    for e in std::fs::read_dir(root().join("docs/sql")).unwrap() {
+        let p = e.unwrap().path();
+        let sql = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            doc.contains(sql.trim()),
+            "docs/tables.md lacks {}",
+            p.display()
+        );
+        n += 1;
+    }
+    assert!(n >= 7);
 }

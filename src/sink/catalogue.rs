@@ -62,6 +62,7 @@ impl Default for Replica {
                     name: name.clone(),
                     color: None,
                     unit: None,
+                    role: None,
                 },
                 ContainerDef {
                     ty: TypeId(0),

@@ -76,8 +76,11 @@ const CONTAINERS: &[Col] = &[
     opt("parent_id", Kind::I64),
     col("type_id", Kind::I64),
     col("type", Kind::Str),
+    opt("role", Kind::Str),
     col("name", Kind::Str),
     col("path", Kind::Str),
+    opt("host", Kind::Str),
+    opt("cluster", Kind::Str),
     time("create_ns"),
     time("destroy_ns"),
     col("row_order", Kind::I64),
@@ -183,7 +186,7 @@ impl Tables {
             variables: t("variables", VARIABLES, Some(4))?,
             events: t("events", EVENTS, Some(5))?,
             links: t("links", LINKS, None)?,
-            containers: t("containers", CONTAINERS, Some(7))?,
+            containers: t("containers", CONTAINERS, Some(10))?,
             types: t("types", TYPES, None)?,
             values: t("values", VALUES, None)?,
             dir: dir.to_path_buf(),
@@ -513,13 +516,22 @@ impl Encoder for Tables {
         let def = cat.container(c);
         let a = self.alive.get(c.0 as usize).copied().unwrap_or_default();
         let ty = self.ty(def.ty);
+        use crate::hierarchy::Role;
         let mut names = Vec::new();
+        let (mut host, mut cluster) = (None, None);
         let mut at = Some(c);
         while let Some(x) = at.filter(|_| names.len() < 256) {
-            names.push(cat.container(x).name.to_string());
-            at = cat.container(x).parent;
+            let d = cat.container(x);
+            match cat.type_def(d.ty).role {
+                Some(Role::Machine) => host = Some(d.name.clone()),
+                Some(Role::Cluster) => cluster = Some(d.name.clone()),
+                _ => {}
+            }
+            names.push(d.name.to_string());
+            at = d.parent;
         }
         names.reverse();
+        let role = cat.type_def(def.ty).role;
         let t = &mut self.containers;
         t.i64(a.key);
         match def.parent {
@@ -528,8 +540,18 @@ impl Encoder for Tables {
         }
         t.i64(ty.key);
         t.str(&ty.name);
+        match role {
+            Some(r) => t.text(r.as_str()),
+            None => t.null(),
+        }
         t.text(&def.name);
         t.text(&names.join("/"));
+        for v in [host, cluster] {
+            match v {
+                Some(v) => t.text(&v),
+                None => t.null(),
+            }
+        }
         t.i64(a.created);
         t.i64(time + self.shift);
         t.i64(a.order);

@@ -142,8 +142,9 @@ impl<E: Encoder> Stage<E> {
             parent: (parent != 0).then(|| ty(parent)),
             name: name.into(),
             color: (nature == Nature::Variable && !color.is_empty()).then(|| color.into()),
-            // A Pajé trace does not say units.
+            // A Pajé trace says no units, nor which level is which.
             unit: None,
+            role: None,
         };
         self.cat.put_type(ty(t), def);
     }

@@ -1,0 +1,96 @@
+//! The entity tables read by the real readers: pyarrow (schemas,
+//! metadata, counts), DuckDB (the six questions of docs/tables.md and the
+//! pj_dump-shaped view, each answer checked against the same answer
+//! computed from pj_dump's dump of the run's trace) and Spark (the same
+//! answers as DuckDB). `tests/tables_sql.py` does the work; a Python with
+//! the modules is `$INTEGRADOR_PYTHON` or `python3`. Under
+//! INTEGRADOR_REQUIRE_DUCKDB=1 (and INTEGRADOR_REQUIRE_SPARK=1) a missing
+//! reader fails the test; elsewhere it is skipped loudly.
+
+mod common;
+use common::*;
+use std::process::Command;
+
+fn python() -> String {
+    std::env::var("INTEGRADOR_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Whether `python` imports `module`; a required one's absence fails.
+fn have(module: &str, require: &str) -> bool {
+    let ok = Command::new(python())
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var(require).as_deref() == Ok("1") {
+            panic!(
+                "{module} is required ({require}=1) but {} cannot import it",
+                python()
+            );
+        }
+        eprintln!(
+            "\n*** SKIPPED: {} cannot import {module}; the tables were NOT read by it ***\n",
+            python()
+        );
+    }
+    ok
+}
+
+#[test]
+fn duckdb_and_spark_answer_as_pj_dump() {
+    let duck =
+        have("duckdb", "INTEGRADOR_REQUIRE_DUCKDB") && have("pyarrow", "INTEGRADOR_REQUIRE_DUCKDB");
+    if !duck || !have_pj_dump() {
+        return;
+    }
+    let spark = have("pyspark", "INTEGRADOR_REQUIRE_SPARK");
+    let tmp = tempdir();
+    let ex = |p: &str| {
+        root()
+            .join("examples/pingpong-localhost")
+            .join(p)
+            .display()
+            .to_string()
+    };
+    let (trace, tables) = (tmp.path().join("t.paje"), tmp.path().join("tables"));
+    let hierarchy = root().join("hierarchies/mpi+os+ganglia+pcp.toml");
+    let args = [
+        "-q".to_string(),
+        "-hierarchy".into(),
+        hierarchy.display().to_string(),
+        "-mpi".into(),
+        ex("mpi_pingpong.clog2"),
+        "-mpinodes".into(),
+        ex("mpi.nodes"),
+        "-ganglia".into(),
+        ex("ganglia.traced"),
+        "-os".into(),
+        ex("vm.os"),
+        "-pcp".into(),
+        ex("pcp/vm"),
+        "-o".into(),
+        trace.display().to_string(),
+        "--tables".into(),
+        tables.display().to_string(),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = integrador(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dump = tmp.path().join("t.dump");
+    let lines = pj_dump_lines(&trace).expect("pj_dump");
+    std::fs::write(&dump, lines.join("\n") + "\n").unwrap();
+    let mut cmd = Command::new(python());
+    cmd.arg(root().join("tests/tables_sql.py"))
+        .arg(&tables)
+        .arg(&dump)
+        .arg(root().join("docs/sql"));
+    if spark {
+        cmd.arg("--spark");
+    }
+    let o = cmd.output().expect("python runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    eprintln!("{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("duckdb: the six questions"), "{out}");
+    assert!(!spark || out.contains("spark: the six questions"), "{out}");
+}
