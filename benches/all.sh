@@ -37,6 +37,8 @@ cargo build --release -q
 for p in clog rastro pcp; do cargo build --release -q -p "integrador-$p" --examples; done
 bin=target/release/integrador
 aky=${AKY_CONVERTER:-$(command -v aky_converter || true)}
+# DuckDB's command line (PyPI's duckdb-cli) for the StarVZ path.
+duckdb=${DUCKDB:-$(command -v duckdb || true)}
 ex=target/release/examples
 rm -rf "$dir"
 mkdir -p "$dir"
@@ -113,7 +115,29 @@ round() { # $1 = format, then integrador's arguments
     if [ "$fmt" = pcp ] && command -v pmdumplog > /dev/null; then
         read -r pm s _ < <(timed pmdumplog -a "$dir/pcp/big")
     fi
-    echo "$secs $nsecs $((rss > nrss ? rss : nrss)) $ncpu $events $pj $ak $pm" >> "$rounds"
+    # The entity tables (docs/tables.md): alone, then beside the trace;
+    # their size, and the StarVZ path on the same run as their peer:
+    # pj_dump's CSV of our trace turned into Parquet by DuckDB.
+    local tsecs trss both brss tbytes srows sbytes sv=-
+    read -r tsecs trss _ < <(timed "$bin" "$@" --tables "$dir/out.tables")
+    tbytes=$(cat "$dir"/out.tables/*.parquet | wc -c)
+    sbytes=$(stat -c %s "$dir/out.tables/states.parquet")
+    srows=$("${INTEGRADOR_PYTHON:-python3}" -c "import pyarrow.parquet as q; print(q.read_metadata('$dir/out.tables/states.parquet').num_rows)" 2>/dev/null || echo 0)
+    rm -rf "$dir/out.tables"
+    read -r both brss _ < <(timed "$bin" "$@" -o "$dir/out.paje" --tables "$dir/out.tables")
+    rm -rf "$dir/out.tables"
+    if command -v pj_dump > /dev/null && [ -x "$duckdb" ]; then
+        local start end
+        start=$(date +%s%N)
+        pj_dump "$dir/out.paje" > "$dir/dump.csv"
+        "$duckdb" -c "COPY (SELECT * FROM read_csv('$dir/dump.csv', header = false, null_padding = true, strict_mode = false, all_varchar = true)) TO '$dir/dump.parquet' (FORMAT parquet)" > /dev/null
+        end=$(date +%s%N)
+        sv=$(awk -v ns=$((end - start)) 'BEGIN {printf "%.4f", ns / 1e9}')
+        rm -f "$dir/dump.csv" "$dir/dump.parquet"
+    fi
+    local pbytes
+    pbytes=$(stat -c %s "$dir/out.paje")
+    echo "$secs $nsecs $((rss > nrss ? rss : nrss)) $ncpu $events $pj $ak $pm $tsecs $trss $both $brss $tbytes $sbytes $srows $sv $pbytes" >> "$rounds"
     rm -f "$dir/out.paje"
 }
 
@@ -163,6 +187,17 @@ peer("pmdumplog -a", 7, "pmd", fmt == "pcp")
 # CPU/wall of the run to /dev/null: the synced run's wall includes the
 # wait for the disk.
 print(f"{fmt:<8} {size/1e6:8.0f} {events:11d} {s:8.3f} {ns:8.3f} {events/s/1e6:9.2f} {size/s/1e6:8.0f} {rss/1024:9.1f} {cpu:8.2f}  {'; '.join(peers)}")
+# The entity tables: alone (events/s against the trace's), both at once
+# (time over the trace's alone), peak RSS, size, bytes a state row, and
+# the StarVZ path (pj_dump's CSV into Parquet by DuckDB) over ours.
+t = med(float(r[8]) for r in rows)
+b = med(float(r[10]) / float(r[0]) for r in rows)
+trss = max(int(r[9]) for r in rows)
+tbytes, sbytes, srows, pbytes = int(rows[0][12]), int(rows[0][13]), int(rows[0][14]), int(rows[0][16])
+per_row = f"{sbytes/srows:.1f} B a state row" if srows else "no state rows"
+sv = [float(r[15]) / float(r[8]) for r in rows if r[15] != "-"]
+starvz = f"StarVZ path {med(sv):.1f}x our time" if sv else "StarVZ path not run (pj_dump or duckdb missing)"
+print(f"  tables  {t:8.3f} s alone ({events/t/1e6:.2f} M ev/s, {s/t:.2f}x the trace's), both {b:.2f}x the trace's time, RSS {trss/1024:.1f} MiB, {tbytes/1e6:.1f} MB against {pbytes/1e6:.1f} MB of Pajé, {per_row}; {starvz}")
 PY
 }
 

@@ -359,3 +359,175 @@ fn the_documented_sql_is_the_tested_sql() {
     }
     assert!(n >= 7);
 }
+
+/// Every row of a table as parquet's rows.
+fn table(dir: &Path, name: &str) -> Vec<parquet::record::Row> {
+    let file = std::fs::File::open(dir.join(format!("{name}.parquet"))).unwrap();
+    let reader = SerializedFileReader::new(file).unwrap();
+    reader
+        .get_row_iter(None)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// A line of pj_dump, or of the tables said as pj_dump says it: its
+/// words, and its times and numbers apart (pj_dump prints them with 6
+/// decimals, so they are compared to within a microsecond).
+type Line = (Vec<String>, Vec<f64>);
+
+fn pj_line(l: &str) -> Option<Line> {
+    let w: Vec<&str> = l.split(", ").collect();
+    let n = |i: usize| {
+        w.get(i)
+            .and_then(|x| x.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    let s = |i: &[usize]| {
+        i.iter()
+            .map(|&i| w.get(i).unwrap_or(&"").to_string())
+            .collect::<Vec<_>>()
+    };
+    Some(match *w.first()? {
+        // kind, container, type, start, end, duration, imbrication, value
+        "State" => (s(&[0, 1, 2, 7]), vec![n(3), n(4), n(6)]),
+        "Variable" => (s(&[0, 1, 2]), vec![n(3), n(4), n(6)]),
+        "Event" => (s(&[0, 1, 2, 4]), vec![n(3)]),
+        // kind, container, type, start, end, duration, value, from, to, key
+        "Link" => (s(&[0, 1, 2, 6, 7, 8, 9]), vec![n(3), n(4)]),
+        // kind, parent, type, start, end, duration, name
+        "Container" => (s(&[0, 1, 2, 6]), vec![n(3), n(4)]),
+        _ => return None,
+    })
+}
+
+/// The tables said as pj_dump says a trace: names, seconds since T0.
+fn tables_as_pj_dump(dir: &Path) -> Vec<Line> {
+    use parquet::record::RowAccessor;
+    let t0 = table(dir, "run")[0].get_long(2).unwrap();
+    let secs = |ns: i64| (ns - t0) as f64 / 1e9;
+    let mut names = std::collections::HashMap::new();
+    let containers = table(dir, "containers");
+    for c in &containers {
+        names.insert(c.get_long(0).unwrap(), c.get_string(5).unwrap().clone());
+    }
+    let name = |id: i64| names.get(&id).cloned().unwrap_or_else(|| "0".into());
+    let mut out: Vec<Line> = Vec::new();
+    for r in table(dir, "states") {
+        let w = vec![
+            "State".into(),
+            name(r.get_long(0).unwrap()),
+            r.get_string(2).unwrap().clone(),
+            r.get_string(4).unwrap().clone(),
+        ];
+        out.push((
+            w,
+            vec![
+                secs(r.get_long(5).unwrap()),
+                secs(r.get_long(6).unwrap()),
+                f64::from(r.get_int(7).unwrap()),
+            ],
+        ));
+    }
+    for r in table(dir, "variables") {
+        let w = vec![
+            "Variable".into(),
+            name(r.get_long(0).unwrap()),
+            r.get_string(2).unwrap().clone(),
+        ];
+        out.push((
+            w,
+            vec![
+                secs(r.get_long(3).unwrap()),
+                secs(r.get_long(4).unwrap()),
+                r.get_double(5).unwrap(),
+            ],
+        ));
+    }
+    for r in table(dir, "events") {
+        let w = vec![
+            "Event".into(),
+            name(r.get_long(0).unwrap()),
+            r.get_string(2).unwrap().clone(),
+            r.get_string(4).unwrap().clone(),
+        ];
+        out.push((w, vec![secs(r.get_long(5).unwrap())]));
+    }
+    for r in table(dir, "links") {
+        let w = vec![
+            "Link".into(),
+            name(r.get_long(5).unwrap()),
+            r.get_string(2).unwrap().clone(),
+            r.get_string(4).unwrap().clone(),
+            name(r.get_long(6).unwrap()),
+            name(r.get_long(7).unwrap()),
+            r.get_string(12).unwrap().clone(),
+        ];
+        out.push((
+            w,
+            vec![secs(r.get_long(8).unwrap()), secs(r.get_long(9).unwrap())],
+        ));
+    }
+    for c in &containers {
+        let parent = c.get_long(1).map(name).unwrap_or_else(|_| "0".into());
+        let w = vec![
+            "Container".into(),
+            parent,
+            c.get_string(3).unwrap().clone(),
+            c.get_string(5).unwrap().clone(),
+        ];
+        out.push((
+            w,
+            vec![secs(c.get_long(9).unwrap()), secs(c.get_long(10).unwrap())],
+        ));
+    }
+    out
+}
+
+fn sorted(mut v: Vec<Line>) -> Vec<Line> {
+    v.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal))
+    });
+    v
+}
+
+/// The tables, said as pj_dump says a trace, are pj_dump's dump of the
+/// run's trace row for row: every state, variable, event, link (with its
+/// key) and container, with the same names and, to pj_dump's microsecond,
+/// the same times and values.
+#[test]
+fn the_tables_are_pj_dumps_rows() {
+    let tmp = tempdir();
+    for (name, args) in runs() {
+        let (trace, tables) = run_tables(name, &args, tmp.path());
+        let Some(lines) = pj_dump_lines(&trace) else {
+            return;
+        };
+        // pj_dump's root container has no row of ours.
+        let root = |l: &Line| l.0[0] == "Container" && l.0.get(3).map(String::as_str) == Some("0");
+        let want = sorted(
+            lines
+                .iter()
+                .filter_map(|l| pj_line(l))
+                .filter(|l| !root(l))
+                .collect(),
+        );
+        let got = sorted(tables_as_pj_dump(&tables));
+        assert_eq!(got.len(), want.len(), "{name}: rows");
+        for (g, w) in got.iter().zip(&want) {
+            // A container's times pj_dump prints to 6 significant digits,
+            // a variable's value it keeps as a float (99.7 is 99.699997).
+            let rel = match w.0[0].as_str() {
+                "Container" => 1e-5,
+                "Variable" => 1e-6,
+                _ => 1e-9,
+            };
+            let near =
+                g.1.iter()
+                    .zip(&w.1)
+                    .all(|(a, b)| (a - b).abs() <= 1.5e-6 + rel * b.abs());
+            assert!(g.0 == w.0 && near, "{name}: {g:?} against pj_dump's {w:?}");
+        }
+    }
+}
