@@ -169,6 +169,25 @@ pub struct Tables {
     next_order: i64,
     next_link: i64,
     causes: [ByteArray; 4],
+    /// Read for an id never declared (a bug of the replay): no panic.
+    unknown: Named,
+}
+
+/// The cause's word, by [`SpanEnd`]'s order.
+fn cause(c: SpanEnd) -> usize {
+    match c {
+        SpanEnd::Pop => 0,
+        SpanEnd::Set => 1,
+        SpanEnd::ContainerEnd => 2,
+        SpanEnd::TraceEnd => 3,
+    }
+}
+
+/// A type's or a value's key and name, by id: borrowed, since a shared
+/// name's clone and drop are an atomic count each (they were an eighth
+/// of a kernel trace's tables).
+fn named<'a>(v: &'a [Named], unknown: &'a Named, i: u32) -> &'a Named {
+    v.get(i as usize).unwrap_or(unknown)
 }
 
 fn key(k: u64) -> i64 {
@@ -203,25 +222,12 @@ impl Tables {
                 SpanEnd::TraceEnd,
             ]
             .map(|c| ByteArray::from(c.word())),
+            unknown: Named::default(),
         })
     }
 
-    fn cause(&self, c: SpanEnd) -> &ByteArray {
-        let i = match c {
-            SpanEnd::Pop => 0,
-            SpanEnd::Set => 1,
-            SpanEnd::ContainerEnd => 2,
-            SpanEnd::TraceEnd => 3,
-        };
-        &self.causes[i]
-    }
-
-    fn ty(&self, t: TypeId) -> Named {
-        self.tnames.get(t.0 as usize).cloned().unwrap_or_default()
-    }
-
-    fn value(&self, v: ValueId) -> Named {
-        self.vnames.get(v.0 as usize).cloned().unwrap_or_default()
+    fn ty(&self, t: TypeId) -> &Named {
+        named(&self.tnames, &self.unknown, t.0)
     }
 
     fn container(&self, c: ContainerId) -> i64 {
@@ -414,7 +420,9 @@ impl Encoder for Tables {
         else {
             return Ok(());
         };
-        let (c, ty, v) = (self.container(container), self.ty(ty), self.value(value));
+        let c = self.container(container);
+        let ty = named(&self.tnames, &self.unknown, ty.0);
+        let v = named(&self.vnames, &self.unknown, value.0);
         let t = &mut self.events;
         t.i64(c);
         t.i64(ty.key);
@@ -437,8 +445,10 @@ impl Encoder for Tables {
                 depth,
                 cause,
             } => {
-                let (c, ty, v) = (self.container(container), self.ty(ty), self.value(value));
-                let cause = self.cause(cause).clone();
+                let c = self.container(container);
+                let ty = named(&self.tnames, &self.unknown, ty.0);
+                let v = named(&self.vnames, &self.unknown, value.0);
+                let cause = &self.causes[self::cause(cause)];
                 let t = &mut self.states;
                 t.i64(c);
                 t.i64(ty.key);
@@ -448,7 +458,7 @@ impl Encoder for Tables {
                 t.i64(start + shift);
                 t.i64(end + shift);
                 t.i32(depth as i32);
-                t.str(&cause);
+                t.str(cause);
                 t.end()
             }
             Span::Variable {
@@ -459,8 +469,9 @@ impl Encoder for Tables {
                 end,
                 cause,
             } => {
-                let (c, ty) = (self.container(container), self.ty(ty));
-                let cause = self.cause(cause).clone();
+                let c = self.container(container);
+                let ty = named(&self.tnames, &self.unknown, ty.0);
+                let cause = &self.causes[self::cause(cause)];
                 let t = &mut self.variables;
                 t.i64(c);
                 t.i64(ty.key);
@@ -468,7 +479,7 @@ impl Encoder for Tables {
                 t.i64(start + shift);
                 t.i64(end + shift);
                 t.f64(value);
-                t.str(&cause);
+                t.str(cause);
                 t.end()
             }
             Span::Link {
@@ -483,7 +494,9 @@ impl Encoder for Tables {
                 size,
                 tag,
             } => {
-                let (c, ty, v) = (self.container(container), self.ty(ty), self.value(value));
+                let c = self.container(container);
+                let ty = named(&self.tnames, &self.unknown, ty.0);
+                let v = named(&self.vnames, &self.unknown, value.0);
                 let (from, to) = (self.container(from), self.container(to));
                 let id = self.next_link;
                 self.next_link += 1;
@@ -515,7 +528,7 @@ impl Encoder for Tables {
     ) -> io::Result<()> {
         let def = cat.container(c);
         let a = self.alive.get(c.0 as usize).copied().unwrap_or_default();
-        let ty = self.ty(def.ty);
+        let ty = named(&self.tnames, &self.unknown, def.ty.0);
         use crate::hierarchy::Role;
         let mut names = Vec::new();
         let (mut host, mut cluster) = (None, None);
