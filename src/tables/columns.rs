@@ -21,9 +21,11 @@ use std::io::{self, BufWriter};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Rows of a row group: about 3 MB of buffered columns for the widest
-/// table, and statistics fine enough for a window to skip most groups.
-pub const ROW_GROUP: usize = 128 * 1024;
+/// Rows of a row group: about 7 MB of buffered columns for the widest
+/// table (a link's), so that four entity tables filling at once stay in
+/// the run's memory budget, and statistics fine enough for a window to
+/// skip most groups.
+pub const ROW_GROUP: usize = 64 * 1024;
 
 /// A column's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +52,9 @@ pub struct Col {
     pub nullable: bool,
     /// Delta encoded (times).
     pub delta: bool,
+    /// Each row's own (a link's key): no dictionary, which would only be
+    /// filled and dropped.
+    pub unique: bool,
 }
 
 /// A required column.
@@ -59,6 +64,18 @@ pub const fn col(name: &'static str, kind: Kind) -> Col {
         kind,
         nullable: false,
         delta: false,
+        unique: false,
+    }
+}
+
+/// A string column whose every row is its own.
+pub const fn unique(name: &'static str) -> Col {
+    Col {
+        name,
+        kind: Kind::Str,
+        nullable: false,
+        delta: false,
+        unique: true,
     }
 }
 
@@ -69,6 +86,7 @@ pub const fn opt(name: &'static str, kind: Kind) -> Col {
         kind,
         nullable: true,
         delta: false,
+        unique: false,
     }
 }
 
@@ -79,6 +97,7 @@ pub const fn time(name: &'static str) -> Col {
         kind: Kind::I64,
         nullable: false,
         delta: true,
+        unique: false,
     }
 }
 
@@ -149,7 +168,7 @@ impl Table {
                     nulls_first: false,
                 }]
             }));
-        for c in cols.iter().filter(|c| c.kind != Kind::Str) {
+        for c in cols.iter().filter(|c| c.kind != Kind::Str || c.unique) {
             let path = ColumnPath::from(c.name);
             props = props.set_column_dictionary_enabled(path.clone(), false);
             if c.delta {
