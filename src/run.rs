@@ -144,8 +144,11 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     // its provenance stores it), and every output is made whole only
     // once all are complete.
     let mut report = finished.report();
+    let hosts = reg.hosts_seen().iter();
+    let hosts = hosts.map(|h| (h.name.to_string(), h.machine)).collect();
     let end = RunEnd {
         report: report.clone(),
+        hosts,
     };
     let done = sink
         .finish(&reg, &end)

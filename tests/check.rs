@@ -9,7 +9,6 @@ use integrador::model::{Event, Op};
 use integrador::paje::check::check;
 use integrador::paje::writer::PajeWriter;
 use integrador::registry::Registry;
-use integrador::report::RunReport;
 use integrador::sink::{Replay, RunEnd};
 use proptest::prelude::*;
 
@@ -113,9 +112,7 @@ fn write_random(ops: &[(u8, u8, u16, u8)]) -> Vec<u8> {
     for e in &events {
         replay.event(&reg, e).unwrap();
     }
-    let end = RunEnd {
-        report: RunReport::empty(),
-    };
+    let end = RunEnd::empty();
     replay.finish(&reg, &end).unwrap().0
 }
 

@@ -199,6 +199,7 @@ fn the_files_keep_the_contract() {
         "run",
         "inputs",
         "clocks",
+        "host_aliases",
     ] {
         let file = std::fs::File::open(tables.join(format!("{table}.parquet"))).unwrap();
         let reader = SerializedFileReader::new(file).unwrap();
@@ -235,6 +236,18 @@ fn the_files_keep_the_contract() {
     }
     let run = rows(&tables, "run", &["tool_version"]);
     assert_eq!(run.len(), 1);
+    // Every host name the inputs used, each with its machine's id.
+    use parquet::record::RowAccessor;
+    let machines: Vec<i64> = table(&tables, "containers")
+        .iter()
+        .filter(|c| c.get_string(4).is_ok_and(|r| r == "machine"))
+        .map(|c| c.get_long(0).unwrap())
+        .collect();
+    let aliases = table(&tables, "host_aliases");
+    assert!(!aliases.is_empty());
+    for a in &aliases {
+        assert!(machines.contains(&a.get_long(1).unwrap()), "{a}");
+    }
     assert_eq!(rows(&tables, "inputs", &[]).len(), 4, "one row an input");
 }
 

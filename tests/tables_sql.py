@@ -17,7 +17,7 @@ import re
 import sys
 
 TABLES = ["states", "variables", "events", "links", "containers", "types",
-          "values", "run", "inputs", "clocks"]
+          "values", "run", "inputs", "clocks", "host_aliases"]
 # pj_dump prints times with 6 decimals: each time it gives is within half
 # a microsecond of the tables' nanoseconds.
 US = 1e-6

@@ -133,9 +133,7 @@ impl Write for Shared {
 }
 
 fn end() -> RunEnd {
-    RunEnd {
-        report: crate::report::RunReport::empty(),
-    }
+    RunEnd::empty()
 }
 
 fn write(

@@ -66,6 +66,19 @@ pub struct SinkStats {
 pub struct RunEnd {
     /// The report, its `written` counts not yet filled in.
     pub report: crate::report::RunReport,
+    /// Every host name an input used, with the machine it became (the
+    /// report keeps only the first few).
+    pub hosts: Vec<(String, ContainerId)>,
+}
+
+impl RunEnd {
+    /// The end of a run of nothing (a test, a replayed trace).
+    pub fn empty() -> RunEnd {
+        RunEnd {
+            report: crate::report::RunReport::empty(),
+            hosts: Vec::new(),
+        }
+    }
 }
 
 /// Makes a finished output the output (a temporary file renamed into

@@ -118,6 +118,7 @@ const INPUTS: &[Col] = &[
     opt("last_ns", Kind::I64),
     col("warnings", Kind::I64),
 ];
+const HOST_ALIASES: &[Col] = &[col("name", Kind::Str), opt("container_id", Kind::I64)];
 const CLOCKS: &[Col] = &[
     col("host", Kind::Str),
     col("method", Kind::Str),
@@ -309,6 +310,17 @@ impl Tables {
             clocks.end()?;
         }
         clocks.close(meta)?;
+        let mut aliases = Table::create(&self.dir, "host_aliases", HOST_ALIASES, None)?;
+        for (name, machine) in &end.hosts {
+            aliases.text(name);
+            // A machine that no event made a row of has no id.
+            match self.alive.get(machine.0 as usize).filter(|a| a.key != 0) {
+                Some(a) => aliases.i64(a.key),
+                None => aliases.null(),
+            }
+            aliases.end()?;
+        }
+        aliases.close(meta)?;
         Ok(())
     }
 }

@@ -273,9 +273,7 @@ impl<E: Encoder> Stage<E> {
         if let Some(e) = self.failed {
             return Err(e);
         }
-        let end = RunEnd {
-            report: crate::report::RunReport::empty(),
-        };
+        let end = RunEnd::empty();
         self.replay.finish(&self.cat, &end).map(|(out, _)| out)
     }
 }
