@@ -149,10 +149,24 @@ impl<E: Encoder> Replay<E> {
                 ty,
                 value,
             } => {
+                let (c, i) = self.row_at(container, ty);
                 if E::INTERVALS {
-                    self.close_row(cat, container, ty, t, SpanEnd::Set)?;
+                    // Every state open in the row ends, innermost first,
+                    // read in place (one lookup of the row, no move).
+                    for open in self.rows[c][i].stack.iter().rev() {
+                        let span = Span::State {
+                            container,
+                            ty,
+                            value: open.value,
+                            start: open.start,
+                            end: t,
+                            depth: open.depth,
+                            cause: SpanEnd::Set,
+                        };
+                        self.enc.span(cat, &self.book, &span)?;
+                    }
                 }
-                let stack = self.stack(container, ty);
+                let stack = &mut self.rows[c][i].stack;
                 stack.clear();
                 stack.push(Open {
                     value,
@@ -295,11 +309,18 @@ impl<E: Encoder> Replay<E> {
     /// The stack of a state row.
     #[inline]
     fn stack(&mut self, container: ContainerId, ty: TypeId) -> &mut Vec<Open> {
+        let (c, i) = self.row_at(container, ty);
+        &mut self.rows[c][i].stack
+    }
+
+    /// Where a state row is in `rows`.
+    #[inline]
+    fn row_at(&mut self, container: ContainerId, ty: TypeId) -> (usize, usize) {
         let c = slot(container);
         // A row seen before, nearly always: its container's first.
         let first = matches!(self.rows.get(c).and_then(|r| r.first()), Some(r) if r.ty == ty.0);
         let i = if first { 0 } else { self.row_index(c, ty) };
-        &mut self.rows[c][i].stack
+        (c, i)
     }
 
     /// [`Replay::stack`]'s row index, added when new.

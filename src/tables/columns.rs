@@ -156,7 +156,9 @@ impl Table {
         }
         schema.push('}');
         let schema = Arc::new(parse_message_type(&schema).map_err(to_io)?);
-        let level = ZstdLevel::try_new(3).map_err(to_io)?;
+        // Level 1: the tables are small beside the trace already, and
+        // compression is a share of their writing.
+        let level = ZstdLevel::try_new(1).map_err(to_io)?;
         let mut props = WriterProperties::builder()
             .set_writer_version(WriterVersion::PARQUET_1_0)
             .set_compression(Compression::ZSTD(level))
