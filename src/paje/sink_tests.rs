@@ -635,3 +635,26 @@ fn a_state_ending_under_others() {
         .unwrap()
         .accepted());
 }
+
+/// Every trace of the checker's labelled corpus (pj_dump accepts some,
+/// rejects the others), whole and cut at every 97th byte, replayed into
+/// an encoder that takes every interval, as `integrador tables` does: a
+/// report and rows, never a panic (the fuzz target `check` does the same
+/// on any bytes).
+#[test]
+fn the_checker_corpus_replays_into_intervals() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/paje");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let bytes = std::fs::read(e.unwrap().path()).unwrap();
+        for cut in (0..=bytes.len()).step_by(97).chain([bytes.len()]) {
+            let rec = Recorder {
+                origin: 0,
+                rows: Vec::new(),
+            };
+            let (_, rows) = crate::paje::check::check_into(&bytes[..cut], rec).unwrap();
+            n += rows.len();
+        }
+    }
+    assert!(n > 100, "{n} rows from the corpus");
+}
