@@ -501,7 +501,7 @@ impl MpiSource {
             }
             // The state ends: nearly always the innermost, sometimes one
             // under others (MPE states need not nest). Each output nests
-            // as its format says (the sinks' replay, src/sink/replay.rs).
+            // as its format says (the sinks' replay, src/sink/replay/).
             Some((_, Some((state, false)))) => match row.stack.iter().rposition(|&s| s == state) {
                 None => self.unmatched_ends += 1,
                 Some(depth) => {
