@@ -86,6 +86,8 @@ pub struct Replay<E> {
     rows: Vec<Vec<Row>>,
     /// By container id: its variables' current values (intervals only).
     vars: Vec<Vec<Current>>,
+    /// Where each (container, variable type) is in its container's list.
+    var_at: foldhash::HashMap<(u32, u32), u32>,
     /// Links in flight by key (intervals only).
     halves: foldhash::HashMap<(u32, u64), Half>,
     stats: SinkStats,
@@ -102,6 +104,7 @@ impl<E: Encoder> Replay<E> {
             children: Vec::new(),
             rows: Vec::new(),
             vars: Vec::new(),
+            var_at: foldhash::HashMap::default(),
             halves: foldhash::HashMap::default(),
             stats: SinkStats::default(),
         }
