@@ -61,21 +61,30 @@ Examples (from the top of a checkout; they use the shipped examples/):
   integrador -os examples/pipe/vm.perf --boot-epoch 1795262171.322076 \\
     -o perf.paje
 
+  # The same run also as Parquet tables, for DuckDB and Spark
+  integrador -hierarchy hierarchies/grid.toml -sync examples/grid/timesync \\
+    -ganglia examples/grid/domain-a.traced examples/grid/domain-b.traced \\
+    -o grid.paje --tables grid.tables
+
   # Validate any Pajé trace with pj_dump's rules
   integrador check grid.paje
 
+  # Any Pajé trace pj_dump reads, as the same tables (docs/tables.md)
+  integrador tables grid.paje --tables grid-replayed.tables
+
 Exit status: 0 complete output, 1 input or output problem (no output file
 is left), 2 usage problem (unknown or missing option, bad option value).
-Formats: docs/formats.md; the trace: docs/output.md; hierarchy files:
-hierarchies/README.md.";
+Formats: docs/formats.md; the trace: docs/output.md; the tables:
+docs/tables.md; hierarchy files: hierarchies/README.md.";
 
 /// What a bare `integrador` prints: a short usage, not clap's complaint
 /// about a missing `--output`.
 pub const SHORT_USAGE: &str = "\
 integrador: one Pajé trace from many monitoring tools
 
-usage: integrador [SOURCES...] [-sync FILE] [-hierarchy FILE] -o OUTPUT
+usage: integrador [SOURCES...] [-sync FILE] [-hierarchy FILE] -o OUTPUT [--tables DIR]
        integrador check TRACE
+       integrador tables TRACE --tables DIR
 
 sources: -ganglia FILES  -pcp ARCHIVES  -mpi FILES -mpinodes FILE
          -deck FILES  -os FILES
@@ -97,7 +106,7 @@ example: integrador -ganglia examples/grid/domain-a.traced -o ganglia.paje
     name = "integrador",
     version,
     after_help = EXAMPLES,
-    override_usage = "integrador [-ganglia FILES] [-pcp ARCHIVES] [-mpi FILES -mpinodes FILE] [-deck FILES] [-os FILES]\n                  [-sync FILE] [-hierarchy FILE] [OPTIONS] -o OUTPUT\n       integrador check TRACE\n       integrador completions SHELL | integrador man"
+    override_usage = "integrador [-ganglia FILES] [-pcp ARCHIVES] [-mpi FILES -mpinodes FILE] [-deck FILES] [-os FILES]\n                  [-sync FILE] [-hierarchy FILE] [OPTIONS] -o OUTPUT\n       integrador check TRACE\n       integrador tables TRACE --tables DIR\n       integrador completions SHELL | integrador man"
 )]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Cli {
