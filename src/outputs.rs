@@ -5,7 +5,7 @@
 use crate::cli::{Config, Output};
 use crate::outdir::{DirTarget, Place};
 use crate::output::Target;
-use crate::sink::{Commit1, Fanout, OutputKind, Staged, TraceSink};
+use crate::sink::{CommitWith, Fanout, OutputKind, Staged, TraceSink};
 use std::io;
 use std::path::PathBuf;
 
@@ -30,14 +30,14 @@ impl OutputKind for PajeText {
         &self,
         cfg: &Config,
         place: Place,
-        commit: Commit1<Place>,
+        commit: CommitWith<Place>,
         origin: i64,
     ) -> io::Result<Box<dyn TraceSink>> {
         use crate::paje::writer::PajeWriter;
         let Place::File(out) = place else {
             return Err(io::Error::other("a Pajé trace is a file"));
         };
-        let commit: Commit1<crate::output::Sink> = Box::new(move |s| commit(Place::File(s)));
+        let commit: CommitWith<crate::output::Sink> = Box::new(move |s| commit(Place::File(s)));
         let absolute = cfg.absolute_time;
         // On a thread of its own when the run may use threads and no text
         // decoder keeps the spare core busy (crate::prefetch::writer_thread):
@@ -75,7 +75,7 @@ impl OutputKind for EntityTables {
         &self,
         _cfg: &Config,
         place: Place,
-        commit: Commit1<Place>,
+        commit: CommitWith<Place>,
         _origin: i64,
     ) -> io::Result<Box<dyn TraceSink>> {
         use crate::tables::Tables;
@@ -83,7 +83,7 @@ impl OutputKind for EntityTables {
             return Err(io::Error::other("the entity tables are a directory"));
         };
         let dir = out.dir().to_path_buf();
-        let commit: Commit1<u64> = Box::new(move |_| commit(Place::Dir(out)));
+        let commit: CommitWith<u64> = Box::new(move |_| commit(Place::Dir(out)));
         Ok(if crate::prefetch::writer_thread() {
             Box::new(crate::sink::thread::OnThread::new(
                 move || Tables::create(&dir, 0),

@@ -112,17 +112,17 @@ pub trait TraceSink {
 }
 
 /// What makes an encoder's finished output the output.
-pub type Commit1<O> = Box<dyn FnOnce(O) -> crate::error::Result<()> + Send>;
+pub type CommitWith<O> = Box<dyn FnOnce(O) -> crate::error::Result<()> + Send>;
 
 /// An encoder behind the replay, on the run's thread.
 pub struct Staged<E: Encoder> {
     replay: Replay<E>,
-    commit: Commit1<E::Out>,
+    commit: CommitWith<E::Out>,
 }
 
 impl<E: Encoder> Staged<E> {
     /// The replay feeding `encoder`; `commit` makes its output the output.
-    pub fn new(encoder: E, commit: Commit1<E::Out>) -> Staged<E> {
+    pub fn new(encoder: E, commit: CommitWith<E::Out>) -> Staged<E> {
         Staged {
             replay: Replay::new(encoder),
             commit,
@@ -178,7 +178,7 @@ pub trait OutputKind {
         &self,
         cfg: &crate::cli::Config,
         place: crate::outdir::Place,
-        commit: Commit1<crate::outdir::Place>,
+        commit: CommitWith<crate::outdir::Place>,
         origin: i64,
     ) -> io::Result<Box<dyn TraceSink>>;
 }

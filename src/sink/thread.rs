@@ -13,7 +13,7 @@
 
 use super::catalogue::Replica;
 use super::replay::Ordinals;
-use super::{Commit1, Done, Encoder, Replay, RunEnd, SinkStats, TraceSink};
+use super::{CommitWith, Done, Encoder, Replay, RunEnd, SinkStats, TraceSink};
 use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
 use crate::registry::{ContainerDef, Registry, TypeDef, TypeKind, ValueDef};
 use std::io;
@@ -98,7 +98,7 @@ pub struct OnThread<E: Encoder> {
     back: Receiver<Vec<Item>>,
     /// Gives back the output and the counts, or the error that stopped it.
     done: Option<JoinHandle<Finished<E::Out>>>,
-    commit: Option<Commit1<E::Out>>,
+    commit: Option<CommitWith<E::Out>>,
 }
 
 impl<E> OnThread<E>
@@ -111,7 +111,7 @@ where
     /// makes the finished output the output.
     pub fn new(
         make: impl FnOnce() -> io::Result<E> + Send + 'static,
-        commit: Commit1<E::Out>,
+        commit: CommitWith<E::Out>,
     ) -> OnThread<E> {
         let (tx, rx) = sync_channel::<Vec<Item>>(DEPTH);
         let (give, back) = sync_channel::<Vec<Item>>(DEPTH + 2);
