@@ -95,6 +95,15 @@ impl OutputKind for EntityTables {
     }
 }
 
+/// The name of the output kind planned to `d`.
+fn planned_name(kinds: &[(Box<dyn OutputKind>, Planned)], d: &DirTarget) -> &'static str {
+    let same = |p: &Planned| matches!(p, Planned::Dir(x) if std::ptr::eq(x, d));
+    kinds
+        .iter()
+        .find(|(_, p)| same(p))
+        .map_or("output", |(k, _)| k.name())
+}
+
 /// Where one output goes, resolved.
 enum Planned {
     File(Target),
@@ -137,6 +146,21 @@ impl Outputs {
                 (None, out) => Planned::File(Target::resolve(out)?),
             };
             kinds.push((kind, planned));
+        }
+        // A file written inside a directory output would go with the
+        // directory it lies in when that one is put in place.
+        if let Some(Output::File(file)) = &cfg.output {
+            for (_, planned) in &kinds {
+                let Planned::Dir(d) = planned else { continue };
+                d.refuse_inputs([("-o", file.as_path())]).map_err(|_| {
+                    crate::error::Error::usage(format!(
+                        "-o {} lies in the directory of the {} ({}): give a file outside it",
+                        file.display(),
+                        planned_name(&kinds, d),
+                        d.shown()
+                    ))
+                })?;
+            }
         }
         Ok(Outputs {
             kinds,

@@ -324,6 +324,27 @@ fn a_directory_not_ours_is_refused_and_kept() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// The trace inside the tables' directory would go with it when the new
+/// tables are put in place: refused before anything is written.
+#[test]
+fn the_trace_inside_the_tables_directory_is_refused() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("run.tables");
+    let trace = fixture("sched/pingpong-pipe/ftrace.txt");
+    let (t, d) = (trace.to_str().unwrap(), dir.to_str().unwrap());
+    let o = integrador(&["-q", "-os", t, "--tables", d]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let inside = dir.join("run.paje");
+    let o = integrador(&["-os", t, "-o", inside.to_str().unwrap(), "--tables", d]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("lies in the directory"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!inside.exists());
+}
+
 fn crate_marker() -> &'static str {
     integrador::tables::MARKER
 }
