@@ -149,12 +149,17 @@ impl Outputs {
         }
         // A file written inside a directory output would go with the
         // directory it lies in when that one is put in place.
-        if let Some(Output::File(file)) = &cfg.output {
+        let trace = match &cfg.output {
+            Some(Output::File(f)) => Some(("-o", f)),
+            _ => None,
+        };
+        let sync = cfg.write_sync.as_ref().map(|f| ("--write-sync", f));
+        for (option, file) in trace.into_iter().chain(sync) {
             for (_, planned) in &kinds {
                 let Planned::Dir(d) = planned else { continue };
-                d.refuse_inputs([("-o", file.as_path())]).map_err(|_| {
+                d.refuse_inputs([(option, file.as_path())]).map_err(|_| {
                     crate::error::Error::usage(format!(
-                        "-o {} lies in the directory of the {} ({}): give a file outside it",
+                        "{option} {} lies in the directory of the {} ({}): give a file outside it",
                         file.display(),
                         planned_name(&kinds, d),
                         d.shown()
