@@ -132,11 +132,12 @@ fn a_runs_tables_equal_its_traces_replayed() {
         // key's numbering, a variable type's colour left to the default, an
         // event's or a link's value's colour (only state values are
         // declared, ViTE complaining of the others).
+        // A trace does not say which input an entity came from either.
         for (table, skip) in [
-            ("states", &[][..]),
-            ("variables", &[]),
-            ("events", &[]),
-            ("links", &["size_bytes", "tag", "key"]),
+            ("states", &["source"][..]),
+            ("variables", &["source"]),
+            ("events", &["source"]),
+            ("links", &["size_bytes", "tag", "key", "source"]),
             // Which level a type stands for: the hierarchy's, not the trace's.
             ("containers", &["role", "host", "cluster"]),
             ("types", &["color", "unit"]),
@@ -564,4 +565,41 @@ fn the_tables_are_pj_dumps_rows() {
             assert!(g.0 == w.0 && near, "{name}: {g:?} against pj_dump's {w:?}");
         }
     }
+}
+
+/// Each row names the input it came from: the README run's MPI states and
+/// messages its MPE log, its kernel states its `.os` file, its metrics
+/// the Ganglia recording or the PCP archive that set them.
+#[test]
+fn every_row_names_its_input() {
+    use parquet::record::RowAccessor;
+    let tmp = tempdir();
+    let (name, args) = runs().swap_remove(0);
+    let (_, tables) = run_tables(name, &args, tmp.path());
+    let kind: std::collections::HashMap<i32, String> = table(&tables, "inputs")
+        .iter()
+        .map(|r| (r.get_int(0).unwrap(), r.get_string(1).unwrap().clone()))
+        .collect();
+    let of = |r: &parquet::record::Row, col: usize| kind[&r.get_int(col).unwrap()].clone();
+    let mut seen = std::collections::BTreeSet::new();
+    for r in table(&tables, "states") {
+        let want = match r.get_string(2).unwrap().as_str() {
+            "MPI state" => "mpi",
+            "OS state" => "os",
+            t => panic!("a state type of no input: {t}"),
+        };
+        assert_eq!(of(&r, 9), want, "{r}");
+        seen.insert(want);
+    }
+    for r in table(&tables, "variables") {
+        let ty = r.get_string(2).unwrap().clone();
+        // PCP names its metrics with dots, gmond with underscores.
+        let want = if ty.contains('.') { "pcp" } else { "ganglia" };
+        assert_eq!(of(&r, 7), want, "{ty}");
+        seen.insert(want);
+    }
+    for r in table(&tables, "links") {
+        assert_eq!(of(&r, 13), "mpi");
+    }
+    assert_eq!(seen.len(), 4, "{seen:?}");
 }

@@ -344,6 +344,7 @@ impl crate::sink::Encoder for Recorder {
                 end,
                 depth,
                 cause: c,
+                ..
             } => format!(
                 "state {} {} {} {} {} {depth} {}",
                 path(cat, container),
@@ -360,6 +361,7 @@ impl crate::sink::Encoder for Recorder {
                 start,
                 end,
                 cause: c,
+                ..
             } => format!(
                 "variable {} {} {value} {} {} {}",
                 path(cat, container),

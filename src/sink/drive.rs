@@ -96,6 +96,9 @@ pub fn write_all(
         .map_err(WriteError::Io)?;
     let mut n: u64 = 0;
     let mut buf: Vec<Event> = Vec::with_capacity(RUN);
+    // The input the events handed now come from; a lone source's all do.
+    let mut from: u32 = 0;
+    sink.source(from);
     loop {
         let before = n;
         if merge.is_lone() && filters.idle() {
@@ -106,20 +109,39 @@ pub fn write_all(
             sink.write_run(reg, run).map_err(WriteError::Io)?;
             n += run.len() as u64;
         } else {
+            // A run of events of one input, to be told apart.
             buf.clear();
             let mut ended = false;
+            let mut next = None;
             while buf.len() < RUN {
                 let Some((source, mut ev)) = merge.next(reg).map_err(WriteError::Input)? else {
                     ended = true;
                     break;
                 };
-                if filters.pass(merge, reg, source, &mut ev) {
-                    buf.push(ev);
+                if !filters.pass(merge, reg, source, &mut ev) {
+                    continue;
                 }
+                let source = u32::try_from(source).unwrap_or(u32::MAX);
+                if source != from && !buf.is_empty() {
+                    next = Some((source, ev));
+                    break;
+                }
+                if source != from {
+                    from = source;
+                    sink.source(from);
+                }
+                buf.push(ev);
             }
             if !buf.is_empty() {
                 sink.write_run(reg, &buf).map_err(WriteError::Io)?;
                 n += buf.len() as u64;
+            }
+            if let Some((source, ev)) = next {
+                from = source;
+                sink.source(from);
+                sink.write_run(reg, std::slice::from_ref(&ev))
+                    .map_err(WriteError::Io)?;
+                n += 1;
             }
             if ended {
                 break;

@@ -68,6 +68,9 @@ pub struct Book {
     /// Values of event and link types (declared only for an encoder that
     /// takes intervals).
     pub named: Ordinals,
+    /// The input (its index in the merge's order) the events handed now
+    /// come from ([`crate::sink::TraceSink::source`]).
+    pub source: u32,
 }
 
 impl Book {
@@ -132,6 +135,8 @@ pub enum Span {
         depth: u32,
         /// Why it ended.
         cause: SpanEnd,
+        /// The input that began it.
+        source: u32,
     },
     /// A variable's value, from the time it was set to the next change.
     Variable {
@@ -147,6 +152,8 @@ pub enum Span {
         end: i64,
         /// Why it ended.
         cause: SpanEnd,
+        /// The input that began it.
+        source: u32,
     },
     /// An arrow whose two halves were met.
     Link {
@@ -170,6 +177,8 @@ pub enum Span {
         size: i64,
         /// Tag.
         tag: i64,
+        /// The input of its start.
+        source: u32,
     },
 }
 

@@ -104,6 +104,9 @@ pub trait TraceSink {
         order: &[ContainerId],
         time: i64,
     ) -> io::Result<()>;
+    /// The events that follow come from input `source` (its index in the
+    /// merge's order, the `source` of the tables' rows).
+    fn source(&mut self, source: u32);
     /// Writes a run of events in merge order.
     fn write_run(&mut self, reg: &Registry, events: &[Event]) -> io::Result<()>;
     /// Ends the output: everything open is closed and flushed; the
@@ -141,6 +144,10 @@ where
         time: i64,
     ) -> io::Result<()> {
         self.replay.create_in_order(reg, order, time)
+    }
+
+    fn source(&mut self, source: u32) {
+        self.replay.set_source(source);
     }
 
     fn write_run(&mut self, reg: &Registry, events: &[Event]) -> io::Result<()> {
@@ -196,6 +203,10 @@ impl TraceSink for Fanout {
         self.0
             .iter_mut()
             .try_for_each(|s| s.create_in_order(reg, order, time))
+    }
+
+    fn source(&mut self, source: u32) {
+        self.0.iter_mut().for_each(|s| s.source(source));
     }
 
     fn write_run(&mut self, reg: &Registry, events: &[Event]) -> io::Result<()> {

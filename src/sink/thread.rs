@@ -37,6 +37,8 @@ enum Item {
     Value(ValueId, Box<ValueDef>),
     /// The run's end, last.
     End(Box<RunEnd>),
+    /// The events that follow come from this input.
+    Source(u32),
 }
 
 /// The containers (at most two), type and value an event names.
@@ -132,6 +134,7 @@ where
                         Item::Container(id, d) => defs.put_container(*id, ContainerDef::clone(d)),
                         Item::Value(id, d) => defs.put_value(*id, ValueDef::clone(d)),
                         Item::End(e) => end = Some(e.clone()),
+                        Item::Source(s) => replay.set_source(*s),
                     }
                 }
                 batch.clear();
@@ -266,6 +269,10 @@ where
             self.batch.push(Item::Create(c, time));
         }
         Ok(())
+    }
+
+    fn source(&mut self, source: u32) {
+        self.batch.push(Item::Source(source));
     }
 
     fn write_run(&mut self, reg: &Registry, events: &[Event]) -> io::Result<()> {

@@ -38,6 +38,7 @@ const STATES: &[Col] = &[
     time("end_ns"),
     col("depth", Kind::I32),
     col("end_cause", Kind::Str),
+    col("source", Kind::I32),
 ];
 const VARIABLES: &[Col] = &[
     col("container_id", Kind::I64),
@@ -47,6 +48,7 @@ const VARIABLES: &[Col] = &[
     time("end_ns"),
     col("value", Kind::F64),
     col("end_cause", Kind::Str),
+    col("source", Kind::I32),
 ];
 const EVENTS: &[Col] = &[
     col("container_id", Kind::I64),
@@ -55,6 +57,7 @@ const EVENTS: &[Col] = &[
     col("value_id", Kind::I64),
     col("value", Kind::Str),
     time("time_ns"),
+    col("source", Kind::I32),
 ];
 const LINKS: &[Col] = &[
     col("link_id", Kind::I64),
@@ -70,6 +73,7 @@ const LINKS: &[Col] = &[
     opt("size_bytes", Kind::I64),
     opt("tag", Kind::I64),
     unique("key"),
+    col("source", Kind::I32),
 ];
 const CONTAINERS: &[Col] = &[
     col("container_id", Kind::I64),
@@ -430,10 +434,11 @@ impl Encoder for Tables {
     fn event<C: Catalogue + ?Sized>(
         &mut self,
         _: &C,
-        _: &Book,
+        book: &Book,
         ev: &Event,
         _: bool,
     ) -> io::Result<()> {
+        let source = book.source;
         let Op::NewEvent {
             container,
             ty,
@@ -452,6 +457,7 @@ impl Encoder for Tables {
         t.i64(v.key);
         t.str(&v.name);
         t.i64(ev.time + self.shift);
+        t.i32(source as i32);
         t.end()
     }
 
@@ -466,6 +472,7 @@ impl Encoder for Tables {
                 end,
                 depth,
                 cause,
+                source,
             } => {
                 let c = self.container(container);
                 let ty = named(&self.tnames, &self.unknown, ty.0);
@@ -481,6 +488,7 @@ impl Encoder for Tables {
                 t.i64(end + shift);
                 t.i32(depth as i32);
                 t.str(cause);
+                t.i32(source as i32);
                 t.end()
             }
             Span::Variable {
@@ -490,6 +498,7 @@ impl Encoder for Tables {
                 start,
                 end,
                 cause,
+                source,
             } => {
                 let c = self.container(container);
                 let ty = named(&self.tnames, &self.unknown, ty.0);
@@ -502,6 +511,7 @@ impl Encoder for Tables {
                 t.i64(end + shift);
                 t.f64(value);
                 t.str(cause);
+                t.i32(source as i32);
                 t.end()
             }
             Span::Link {
@@ -515,6 +525,7 @@ impl Encoder for Tables {
                 key: k,
                 size,
                 tag,
+                source,
             } => {
                 let c = self.container(container);
                 let ty = named(&self.tnames, &self.unknown, ty.0);
@@ -536,6 +547,7 @@ impl Encoder for Tables {
                 t.i64(size);
                 t.i64(tag);
                 t.text(&format!("k{}_{}", k.channel, k.seq));
+                t.i32(source as i32);
                 t.end()
             }
         }

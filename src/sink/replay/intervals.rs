@@ -26,6 +26,7 @@ impl<E: Encoder> Replay<E> {
             end,
             depth: open.depth,
             cause,
+            source: open.source,
         };
         self.enc.span(cat, &self.book, &span)
     }
@@ -77,6 +78,7 @@ impl<E: Encoder> Replay<E> {
                     ty: ty.0,
                     value,
                     start: t,
+                    source: self.book.source,
                 });
                 return Ok(());
             }
@@ -86,6 +88,7 @@ impl<E: Encoder> Replay<E> {
             ty: ty.0,
             value,
             start: t,
+            source: self.book.source,
         };
         if last.start == t {
             return Ok(());
@@ -97,6 +100,7 @@ impl<E: Encoder> Replay<E> {
             start: last.start,
             end: t,
             cause: SpanEnd::Set,
+            source: last.source,
         };
         self.enc.span(cat, &self.book, &span)
     }
@@ -126,6 +130,7 @@ impl<E: Encoder> Replay<E> {
                     start: true,
                     size,
                     tag,
+                    source: self.book.source,
                 },
                 key,
             ),
@@ -145,6 +150,7 @@ impl<E: Encoder> Replay<E> {
                     start: false,
                     size: 0,
                     tag: 0,
+                    source: self.book.source,
                 },
                 key,
             ),
@@ -170,6 +176,7 @@ impl<E: Encoder> Replay<E> {
             key,
             size: s.size,
             tag: s.tag,
+            source: s.source,
         };
         self.enc.span(cat, &self.book, &span)
     }
@@ -203,6 +210,7 @@ impl<E: Encoder> Replay<E> {
                 start: v.start,
                 end: t,
                 cause,
+                source: v.source,
             };
             self.enc.span(cat, &self.book, &span)?;
         }

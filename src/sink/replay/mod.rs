@@ -40,6 +40,7 @@ struct Open {
     value: ValueId,
     depth: u32,
     start: i64,
+    source: u32,
 }
 
 /// A state row: its type and stack.
@@ -54,6 +55,7 @@ struct Current {
     ty: u32,
     value: f64,
     start: i64,
+    source: u32,
 }
 
 /// The first half of a link in flight (intervals only).
@@ -68,6 +70,7 @@ struct Half {
     start: bool,
     size: i64,
     tag: i64,
+    source: u32,
 }
 
 /// The replay feeding one encoder.
@@ -110,6 +113,11 @@ impl<E: Encoder> Replay<E> {
         }
     }
 
+    /// The events that follow come from input `source`.
+    pub fn set_source(&mut self, source: u32) {
+        self.book.source = source;
+    }
+
     /// Counts so far.
     pub fn stats(&self) -> SinkStats {
         self.stats
@@ -134,7 +142,7 @@ impl<E: Encoder> Replay<E> {
         // A replayed trace may step back (pj_dump reads it on, closing
         // at the last line's time); the merge never does.
         self.stats.last_time = Some(ev.time);
-        let t = ev.time;
+        let (t, source) = (ev.time, self.book.source);
         let state = match ev.op {
             Op::SetVariable {
                 container,
@@ -167,6 +175,7 @@ impl<E: Encoder> Replay<E> {
                             end: t,
                             depth: open.depth,
                             cause: SpanEnd::Set,
+                            source: open.source,
                         };
                         self.enc.span(cat, &self.book, &span)?;
                     }
@@ -177,6 +186,7 @@ impl<E: Encoder> Replay<E> {
                     value,
                     depth: 0,
                     start: t,
+                    source,
                 });
                 self.stats.states += 1;
                 self.entity(cat, container, ty, Some(value), t)?
@@ -192,6 +202,7 @@ impl<E: Encoder> Replay<E> {
                     value,
                     depth,
                     start: t,
+                    source,
                 });
                 self.stats.states += 1;
                 self.entity(cat, container, ty, Some(value), t)?
