@@ -95,15 +95,6 @@ impl OutputKind for EntityTables {
     }
 }
 
-/// The name of the output kind planned to `d`.
-fn planned_name(kinds: &[(Box<dyn OutputKind>, Planned)], d: &DirTarget) -> &'static str {
-    let same = |p: &Planned| matches!(p, Planned::Dir(x) if std::ptr::eq(x, d));
-    kinds
-        .iter()
-        .find(|(_, p)| same(p))
-        .map_or("output", |(k, _)| k.name())
-}
-
 /// Where one output goes, resolved.
 enum Planned {
     File(Target),
@@ -155,13 +146,13 @@ impl Outputs {
         };
         let sync = cfg.write_sync.as_ref().map(|f| ("--write-sync", f));
         for (option, file) in trace.into_iter().chain(sync) {
-            for (_, planned) in &kinds {
+            for (kind, planned) in &kinds {
                 let Planned::Dir(d) = planned else { continue };
                 d.refuse_inputs([(option, file.as_path())]).map_err(|_| {
                     crate::error::Error::usage(format!(
                         "{option} {} lies in the directory of the {} ({}): give a file outside it",
                         file.display(),
-                        planned_name(&kinds, d),
+                        kind.name(),
                         d.shown()
                     ))
                 })?;
