@@ -16,6 +16,7 @@
 //! says what it is, and the output itself is untouched.
 
 use crate::error::{Error, Result};
+use crate::output::parent_dir;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -34,13 +35,6 @@ pub struct DirTarget {
 /// Whether `dir` is a directory of ours: it holds `marker`.
 fn is_ours(dir: &Path, marker: &str) -> bool {
     fs::symlink_metadata(dir.join(marker)).is_ok_and(|m| m.is_file())
-}
-
-fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    }
 }
 
 impl DirTarget {

@@ -224,7 +224,8 @@ impl Target {
     }
 }
 
-fn parent_dir(path: &Path) -> &Path {
+/// The directory a new file at `path` goes in (`.` for a bare name).
+pub(crate) fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

@@ -633,9 +633,8 @@ impl Encoder for Tables {
         ] {
             rows += t.close(&meta)?;
         }
-        if stats.records == 0 {
-            stats.records = rows;
-        }
+        // Each sink counts its own; a run's summary shows the first's.
+        stats.records = rows;
         Ok(rows)
     }
 }
