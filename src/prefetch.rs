@@ -167,6 +167,11 @@ pub fn writer_thread() -> bool {
     threads > 2 || (threads == 2 && BUSY.load(Ordering::Relaxed) == 0)
 }
 
+/// Whether the run may use more than one thread (`--threads`).
+pub fn threaded() -> bool {
+    THREADS.load(Ordering::Relaxed) > 1
+}
+
 /// Takes one spare core for a binary decoder's thread, if any is left.
 pub fn claim() -> bool {
     SPARE

@@ -19,7 +19,7 @@ use parquet::schema::types::ColumnPath;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 /// Rows of a row group: about 7 MB of buffered columns for the widest
 /// table (a link's), so that four entity tables filling at once stay in
@@ -101,6 +101,22 @@ pub const fn time(name: &'static str) -> Col {
     }
 }
 
+/// The strings that rows name by number ([`Table::name`]): types' and
+/// values' names, registered once, shared with the tables' threads. A
+/// row then holds a number, and its string is taken where the row group
+/// is encoded, off the thread that fills the rows.
+#[derive(Clone, Default)]
+pub struct Names(Arc<RwLock<Vec<ByteArray>>>);
+
+impl Names {
+    /// Registers `name`; returns its number.
+    pub fn add(&self, name: ByteArray) -> u32 {
+        let mut v = self.0.write().unwrap_or_else(|e| e.into_inner());
+        v.push(name);
+        (v.len() - 1) as u32
+    }
+}
+
 /// A column's values of the row group being filled.
 #[derive(Default)]
 struct Buf {
@@ -108,8 +124,51 @@ struct Buf {
     i32s: Vec<i32>,
     f64s: Vec<f64>,
     strs: Vec<ByteArray>,
+    /// A string column's cells as [`Names`] numbers.
+    named: Vec<u32>,
+    /// A link key column's cells, `k{channel}_{seq}`: written out where
+    /// the group is encoded, into one buffer the group's rows share.
+    keys: Vec<(u32, u64)>,
     /// Definition levels of a nullable column: 1 = a value, 0 = null.
     defs: Vec<i16>,
+}
+
+impl Buf {
+    /// A string column's cells as Parquet strings in `strs`: only one of
+    /// the three ways of filling a string column may be used in a table.
+    fn strings(&mut self, names: &Names) -> io::Result<()> {
+        let ways = [!self.strs.is_empty(), !self.named.is_empty(), !self.keys.is_empty()];
+        if ways.iter().filter(|w| **w).count() > 1 {
+            return Err(io::Error::other("a string column filled two ways"));
+        }
+        if !self.named.is_empty() {
+            let names = names.0.read().unwrap_or_else(|e| e.into_inner());
+            let none = ByteArray::from("");
+            self.strs
+                .extend(self.named.iter().map(|&i| names.get(i as usize).unwrap_or(&none).clone()));
+            self.named.clear();
+        }
+        if !self.keys.is_empty() {
+            let mut arena = Vec::with_capacity(self.keys.len() * 16);
+            let mut ends = Vec::with_capacity(self.keys.len());
+            let mut n = itoa::Buffer::new();
+            for &(channel, seq) in &self.keys {
+                arena.push(b'k');
+                arena.extend_from_slice(n.format(channel).as_bytes());
+                arena.push(b'_');
+                arena.extend_from_slice(n.format(seq).as_bytes());
+                ends.push(arena.len());
+            }
+            let all = bytes::Bytes::from(arena);
+            let mut at = 0;
+            for end in ends {
+                self.strs.push(ByteArray::from(all.slice(at..end)));
+                at = end;
+            }
+            self.keys.clear();
+        }
+        Ok(())
+    }
 }
 
 fn to_io(e: parquet::errors::ParquetError) -> io::Error {
@@ -122,9 +181,83 @@ fn to_io(e: parquet::errors::ParquetError) -> io::Error {
     }
 }
 
+/// The Parquet file of one table: its row groups are encoded and
+/// compressed here, on the filling thread or on one of its own.
+struct Writer {
+    inner: SerializedFileWriter<BufWriter<File>>,
+    cols: &'static [Col],
+    names: Names,
+}
+
+impl Writer {
+    /// Writes `bufs` as a row group of `rows` rows and empties them.
+    fn group(&mut self, bufs: &mut [Buf], rows: usize) -> io::Result<()> {
+        if rows == 0 {
+            return Ok(());
+        }
+        let mut group = self.inner.next_row_group().map_err(to_io)?;
+        for (c, b) in self.cols.iter().zip(bufs.iter_mut()) {
+            let mut w = group
+                .next_column()
+                .map_err(to_io)?
+                .ok_or_else(|| io::Error::other("a column missing from the schema"))?;
+            b.strings(&self.names)?;
+            let defs = c.nullable.then_some(&b.defs[..]);
+            match c.kind {
+                Kind::I64 => w.typed::<Int64Type>().write_batch(&b.i64s, defs, None),
+                Kind::I32 => w.typed::<Int32Type>().write_batch(&b.i32s, defs, None),
+                Kind::F64 => w.typed::<DoubleType>().write_batch(&b.f64s, defs, None),
+                Kind::Str => w.typed::<ByteArrayType>().write_batch(&b.strs, defs, None),
+            }
+            .map_err(to_io)?;
+            w.close().map_err(to_io)?;
+            b.i64s.clear();
+            b.i32s.clear();
+            b.f64s.clear();
+            b.strs.clear();
+            b.defs.clear();
+        }
+        group.close().map_err(to_io)?;
+        Ok(())
+    }
+
+    fn close(mut self, meta: &[(String, String)]) -> io::Result<()> {
+        for (k, v) in meta {
+            self.inner
+                .append_key_value_metadata(KeyValue::new(k.clone(), v.clone()));
+        }
+        let inner = self.inner.into_inner().map_err(to_io)?;
+        let file = inner.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()
+    }
+}
+
+/// A full row group handed to the writer's thread: its columns and rows.
+type Group = (Vec<Buf>, usize);
+
+/// Where a table's row groups are written.
+enum Out {
+    /// On the filling thread (a run on one thread, or before the first
+    /// row group fills).
+    Here(Writer),
+    /// On a thread of the table's own, which gives the columns back,
+    /// emptied, to be filled again. The hand-over waits for the thread
+    /// to take the group: one group is filled while one is written, and
+    /// no more are held.
+    Away {
+        send: std::sync::mpsc::SyncSender<Group>,
+        back: std::sync::mpsc::Receiver<Vec<Buf>>,
+        thread: std::thread::JoinHandle<(Writer, io::Result<()>)>,
+    },
+    /// The thread ended without handing its writer back (it panicked).
+    Lost,
+}
+
 /// One table's file being written.
 pub struct Table {
-    writer: SerializedFileWriter<BufWriter<File>>,
+    out: Out,
+    /// Row groups may be written on a thread of their own.
+    threaded: bool,
     cols: &'static [Col],
     bufs: Vec<Buf>,
     /// The next cell's column.
@@ -135,12 +268,17 @@ pub struct Table {
 
 impl Table {
     /// Creates `dir/name.parquet` with `cols`, rows declared sorted by
-    /// the column `sorted_by` (their order of completion).
+    /// the column `sorted_by` (their order of completion). `threaded`:
+    /// a table that fills a row group encodes and compresses its groups
+    /// on a thread of its own, while the next group fills (the bytes are
+    /// the same).
     pub fn create(
         dir: &Path,
         name: &str,
         cols: &'static [Col],
         sorted_by: Option<usize>,
+        names: &Names,
+        threaded: bool,
     ) -> io::Result<Table> {
         let mut schema = format!("message {name} {{\n");
         for c in cols {
@@ -185,7 +323,12 @@ impl Table {
         )
         .map_err(to_io)?;
         Ok(Table {
-            writer,
+            out: Out::Here(Writer {
+                inner: writer,
+                cols,
+                names: names.clone(),
+            }),
+            threaded,
             cols,
             bufs: cols.iter().map(|_| Buf::default()).collect(),
             at: 0,
@@ -194,6 +337,7 @@ impl Table {
         })
     }
 
+    #[inline]
     fn next(&mut self, kind: Kind) -> &mut Buf {
         debug_assert_eq!(self.cols.get(self.at).map(|c| c.kind), Some(kind));
         let i = self.at.min(self.bufs.len() - 1);
@@ -201,11 +345,13 @@ impl Table {
         &mut self.bufs[i]
     }
 
+    #[inline]
     fn nullable(&self) -> bool {
         self.cols.get(self.at).is_some_and(|c| c.nullable)
     }
 
     /// The next cell: an `INT64`.
+    #[inline]
     pub fn i64(&mut self, v: i64) {
         let nullable = self.nullable();
         let b = self.next(Kind::I64);
@@ -216,6 +362,7 @@ impl Table {
     }
 
     /// The next cell: an `INT32`.
+    #[inline]
     pub fn i32(&mut self, v: i32) {
         let nullable = self.nullable();
         let b = self.next(Kind::I32);
@@ -226,6 +373,7 @@ impl Table {
     }
 
     /// The next cell: a `DOUBLE`.
+    #[inline]
     pub fn f64(&mut self, v: f64) {
         let nullable = self.nullable();
         let b = self.next(Kind::F64);
@@ -236,6 +384,7 @@ impl Table {
     }
 
     /// The next cell: a string (a `ByteArray` is shared, not copied).
+    #[inline]
     pub fn str(&mut self, v: &ByteArray) {
         let nullable = self.nullable();
         let b = self.next(Kind::Str);
@@ -243,6 +392,21 @@ impl Table {
         if nullable {
             b.defs.push(1);
         }
+    }
+
+    /// The next cell: the string of [`Names`] number `i`.
+    #[inline]
+    pub fn name(&mut self, i: u32) {
+        debug_assert!(!self.nullable(), "a name in a nullable column");
+        self.next(Kind::Str).named.push(i);
+    }
+
+    /// The next cell: a link key, `k{channel}_{seq}` as the Pajé writer
+    /// writes it.
+    #[inline]
+    pub fn key(&mut self, channel: u32, seq: u64) {
+        debug_assert!(!self.nullable(), "a key in a nullable column");
+        self.next(Kind::Str).keys.push((channel, seq));
     }
 
     /// The next cell: a string from text.
@@ -269,49 +433,73 @@ impl Table {
         Ok(())
     }
 
-    /// Writes the buffered rows as a row group.
+    /// Writes the buffered rows as a row group, here or on the table's
+    /// thread (started at its first group).
     fn flush(&mut self) -> io::Result<()> {
         if self.rows == 0 {
             return Ok(());
         }
-        let mut group = self.writer.next_row_group().map_err(to_io)?;
-        for (c, b) in self.cols.iter().zip(&mut self.bufs) {
-            let mut w = group
-                .next_column()
-                .map_err(to_io)?
-                .ok_or_else(|| io::Error::other("a column missing from the schema"))?;
-            let defs = c.nullable.then_some(&b.defs[..]);
-            match c.kind {
-                Kind::I64 => w.typed::<Int64Type>().write_batch(&b.i64s, defs, None),
-                Kind::I32 => w.typed::<Int32Type>().write_batch(&b.i32s, defs, None),
-                Kind::F64 => w.typed::<DoubleType>().write_batch(&b.f64s, defs, None),
-                Kind::Str => w.typed::<ByteArrayType>().write_batch(&b.strs, defs, None),
+        let rows = std::mem::take(&mut self.rows);
+        self.total += rows as u64;
+        if self.threaded {
+            if let Out::Here(_) = self.out {
+                let Out::Here(mut writer) = std::mem::replace(&mut self.out, Out::Lost) else {
+                    unreachable!()
+                };
+                let (send, take) = std::sync::mpsc::sync_channel::<Group>(0);
+                let (give, back) = std::sync::mpsc::channel();
+                let thread = std::thread::Builder::new()
+                    .name("integrador-table".into())
+                    .spawn(move || {
+                        let mut done = Ok(());
+                        for (mut bufs, rows) in take {
+                            // After an error the groups are only given back:
+                            // the error is the close's.
+                            if done.is_ok() {
+                                done = writer.group(&mut bufs, rows);
+                            }
+                            let _ = give.send(bufs);
+                        }
+                        (writer, done)
+                    })?;
+                self.out = Out::Away { send, back, thread };
             }
-            .map_err(to_io)?;
-            w.close().map_err(to_io)?;
-            b.i64s.clear();
-            b.i32s.clear();
-            b.f64s.clear();
-            b.strs.clear();
-            b.defs.clear();
         }
-        group.close().map_err(to_io)?;
-        self.total += self.rows as u64;
-        self.rows = 0;
-        Ok(())
+        match &mut self.out {
+            Out::Here(w) => w.group(&mut self.bufs, rows),
+            Out::Away { send, back, .. } => {
+                let next = back
+                    .try_recv()
+                    .unwrap_or_else(|_| self.cols.iter().map(|_| Buf::default()).collect());
+                let full = std::mem::replace(&mut self.bufs, next);
+                // A thread that is gone has its error for the close.
+                let _ = send.send((full, rows));
+                Ok(())
+            }
+            Out::Lost => Err(io::Error::other("a table's writer thread panicked")),
+        }
     }
 
     /// Writes what is left and the footer, with `meta` as key-value
     /// metadata. Returns the number of rows.
     pub fn close(mut self, meta: &[(String, String)]) -> io::Result<u64> {
-        self.flush()?;
-        for (k, v) in meta {
-            self.writer
-                .append_key_value_metadata(KeyValue::new(k.clone(), v.clone()));
-        }
-        let inner = self.writer.into_inner().map_err(to_io)?;
-        let file = inner.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
+        let rows = std::mem::take(&mut self.rows);
+        self.total += rows as u64;
+        let mut writer = match self.out {
+            Out::Here(w) => w,
+            Out::Away { send, back, thread } => {
+                drop(send);
+                drop(back);
+                let (w, done) = thread
+                    .join()
+                    .map_err(|_| io::Error::other("a table's writer thread panicked"))?;
+                done?;
+                w
+            }
+            Out::Lost => return Err(io::Error::other("a table's writer thread panicked")),
+        };
+        writer.group(&mut self.bufs, rows)?;
+        writer.close(meta)?;
         Ok(self.total)
     }
 }

@@ -15,7 +15,7 @@ use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
 use crate::registry::TypeKind;
 use crate::sink::ids::{container_key, type_key, value_key};
 use crate::sink::{Book, Catalogue, Encoder, RunEnd, SinkStats, Span, SpanEnd};
-use columns::{col, opt, time, unique, Col, Kind, Table};
+use columns::{col, opt, time, unique, Col, Kind, Names, Table};
 use parquet::data_type::ByteArray;
 use std::io;
 use std::path::Path;
@@ -141,11 +141,12 @@ struct Alive {
     order: i64,
 }
 
-/// A registry id's key and name, cached at its declaration.
-#[derive(Clone, Default)]
+/// A registry id's key and the [`Names`] number of its name, cached at
+/// its declaration.
+#[derive(Clone, Copy, Default)]
 struct Named {
     key: i64,
-    name: ByteArray,
+    name: u32,
 }
 
 fn put<T: Default + Clone>(v: &mut Vec<T>, i: u32, x: T) {
@@ -173,7 +174,10 @@ pub struct Tables {
     alive: Vec<Alive>,
     next_order: i64,
     next_link: i64,
-    causes: [ByteArray; 4],
+    /// The rows' strings, by number.
+    names: Names,
+    /// The causes' words' numbers, by [`SpanEnd`]'s order.
+    causes: [u32; 4],
     /// Read for an id never declared (a bug of the replay): no panic.
     unknown: Named,
 }
@@ -214,7 +218,14 @@ fn key(k: u64) -> i64 {
 impl Tables {
     /// Starts the entity tables in `dir`; `shift` is added to every time.
     pub fn create(dir: &Path, shift: i64) -> io::Result<Tables> {
-        let t = |name, cols, sorted| Table::create(dir, name, cols, sorted);
+        // The entity tables' row groups are encoded on threads of their
+        // own when the run may use threads: the encoding and compression
+        // are about half of the tables' work.
+        let threaded = crate::prefetch::threaded();
+        let names = Names::default();
+        // Number 0: the name of an id never declared (a bug of the replay).
+        names.add(ByteArray::from(""));
+        let t = |name, cols, sorted| Table::create(dir, name, cols, sorted, &names, threaded);
         Ok(Tables {
             states: t("states", STATES, Some(6))?,
             variables: t("variables", VARIABLES, Some(4))?,
@@ -236,7 +247,8 @@ impl Tables {
                 SpanEnd::ContainerEnd,
                 SpanEnd::TraceEnd,
             ]
-            .map(|c| ByteArray::from(bytes::Bytes::from_static(c.word().as_bytes()))),
+            .map(|c| names.add(ByteArray::from(bytes::Bytes::from_static(c.word().as_bytes())))),
+            names,
             unknown: Named::default(),
         })
     }
@@ -260,7 +272,7 @@ impl Tables {
         meta: &[(String, String)],
     ) -> io::Result<()> {
         let r = &end.report;
-        let mut run = Table::create(&self.dir, "run", RUN, None)?;
+        let mut run = Table::create(&self.dir, "run", RUN, None, &self.names, false)?;
         run.i32(SCHEMA_VERSION);
         run.text(env!("CARGO_PKG_VERSION"));
         run.i64(r.origin + self.shift);
@@ -268,7 +280,7 @@ impl Tables {
         run.i64(r.warnings.len() as i64);
         run.end()?;
         run.close(meta)?;
-        let mut inputs = Table::create(&self.dir, "inputs", INPUTS, None)?;
+        let mut inputs = Table::create(&self.dir, "inputs", INPUTS, None, &self.names, false)?;
         for (i, s) in r.sources.iter().enumerate() {
             inputs.i32(i as i32);
             inputs.text(s.kind);
@@ -289,7 +301,7 @@ impl Tables {
             inputs.end()?;
         }
         inputs.close(meta)?;
-        let mut clocks = Table::create(&self.dir, "clocks", CLOCKS, None)?;
+        let mut clocks = Table::create(&self.dir, "clocks", CLOCKS, None, &self.names, false)?;
         for c in &r.clocks {
             clocks.text(&c.host);
             match &c.map {
@@ -314,7 +326,7 @@ impl Tables {
             clocks.end()?;
         }
         clocks.close(meta)?;
-        let mut aliases = Table::create(&self.dir, "host_aliases", HOST_ALIASES, None)?;
+        let mut aliases = Table::create(&self.dir, "host_aliases", HOST_ALIASES, None, &self.names, false)?;
         for (name, machine) in &end.hosts {
             aliases.text(name);
             // A machine that no event made a row of has no id.
@@ -347,7 +359,7 @@ impl Encoder for Tables {
             ty.0,
             Named {
                 key: k,
-                name: forever(&def.name),
+                name: self.names.add(forever(&def.name)),
             },
         );
         let t = &mut self.types;
@@ -399,7 +411,7 @@ impl Encoder for Tables {
             v.0,
             Named {
                 key: k,
-                name: forever(&def.name),
+                name: self.names.add(forever(&def.name)),
             },
         );
         let ty = self.ty(def.ty).key;
@@ -453,9 +465,9 @@ impl Encoder for Tables {
         let t = &mut self.events;
         t.i64(c);
         t.i64(ty.key);
-        t.str(&ty.name);
+        t.name(ty.name);
         t.i64(v.key);
-        t.str(&v.name);
+        t.name(v.name);
         t.i64(ev.time + self.shift);
         t.i32(source as i32);
         t.end()
@@ -477,17 +489,17 @@ impl Encoder for Tables {
                 let c = self.container(container);
                 let ty = named(&self.tnames, &self.unknown, ty.0);
                 let v = named(&self.vnames, &self.unknown, value.0);
-                let cause = &self.causes[self::cause(cause)];
+                let cause = self.causes[self::cause(cause)];
                 let t = &mut self.states;
                 t.i64(c);
                 t.i64(ty.key);
-                t.str(&ty.name);
+                t.name(ty.name);
                 t.i64(v.key);
-                t.str(&v.name);
+                t.name(v.name);
                 t.i64(start + shift);
                 t.i64(end + shift);
                 t.i32(depth as i32);
-                t.str(cause);
+                t.name(cause);
                 t.i32(source as i32);
                 t.end()
             }
@@ -502,15 +514,15 @@ impl Encoder for Tables {
             } => {
                 let c = self.container(container);
                 let ty = named(&self.tnames, &self.unknown, ty.0);
-                let cause = &self.causes[self::cause(cause)];
+                let cause = self.causes[self::cause(cause)];
                 let t = &mut self.variables;
                 t.i64(c);
                 t.i64(ty.key);
-                t.str(&ty.name);
+                t.name(ty.name);
                 t.i64(start + shift);
                 t.i64(end + shift);
                 t.f64(value);
-                t.str(cause);
+                t.name(cause);
                 t.i32(source as i32);
                 t.end()
             }
@@ -536,9 +548,9 @@ impl Encoder for Tables {
                 let t = &mut self.links;
                 t.i64(id);
                 t.i64(ty.key);
-                t.str(&ty.name);
+                t.name(ty.name);
                 t.i64(v.key);
-                t.str(&v.name);
+                t.name(v.name);
                 t.i64(c);
                 t.i64(from);
                 t.i64(to);
@@ -546,7 +558,7 @@ impl Encoder for Tables {
                 t.i64(end + shift);
                 t.i64(size);
                 t.i64(tag);
-                t.text(&format!("k{}_{}", k.channel, k.seq));
+                t.key(k.channel, k.seq);
                 t.i32(source as i32);
                 t.end()
             }
@@ -586,7 +598,7 @@ impl Encoder for Tables {
             None => t.null(),
         }
         t.i64(ty.key);
-        t.str(&ty.name);
+        t.name(ty.name);
         match role {
             Some(r) => t.text(r.as_str()),
             None => t.null(),
