@@ -133,39 +133,66 @@ struct Buf {
     defs: Vec<i16>,
 }
 
+/// Cells of a string column turned into Parquet strings at a time: the
+/// strings of a whole row group (two megabytes of them) were written
+/// and read back from memory, where these stay in the cache.
+const CHUNK: usize = 4096;
+
 impl Buf {
-    /// A string column's cells as Parquet strings in `strs`: only one of
-    /// the three ways of filling a string column may be used in a table.
-    fn strings(&mut self, names: &Names) -> io::Result<()> {
+    /// Writes a string column's cells with `w`: only one of the three
+    /// ways of filling a string column may be used in a table.
+    fn write_strings(
+        &mut self,
+        w: &mut parquet::column::writer::ColumnWriterImpl<'_, ByteArrayType>,
+        nullable: bool,
+        names: &Names,
+    ) -> io::Result<()> {
+        let defs = nullable.then_some(&self.defs[..]);
         let ways = [!self.strs.is_empty(), !self.named.is_empty(), !self.keys.is_empty()];
         if ways.iter().filter(|w| **w).count() > 1 {
             return Err(io::Error::other("a string column filled two ways"));
         }
+        if !self.named.is_empty() || !self.keys.is_empty() {
+            // Rows that name or key are never null: all values, no levels.
+            debug_assert!(defs.is_none());
+        }
+        let mut chunk = Vec::with_capacity(CHUNK);
         if !self.named.is_empty() {
             let names = names.0.read().unwrap_or_else(|e| e.into_inner());
             let none = ByteArray::from("");
-            self.strs
-                .extend(self.named.iter().map(|&i| names.get(i as usize).unwrap_or(&none).clone()));
+            for part in self.named.chunks(CHUNK) {
+                chunk.clear();
+                chunk.extend(part.iter().map(|&i| names.get(i as usize).unwrap_or(&none).clone()));
+                w.write_batch(&chunk, None, None).map_err(to_io)?;
+            }
             self.named.clear();
         }
         if !self.keys.is_empty() {
-            let mut arena = Vec::with_capacity(self.keys.len() * 16);
-            let mut ends = Vec::with_capacity(self.keys.len());
             let mut n = itoa::Buffer::new();
-            for &(channel, seq) in &self.keys {
-                arena.push(b'k');
-                arena.extend_from_slice(n.format(channel).as_bytes());
-                arena.push(b'_');
-                arena.extend_from_slice(n.format(seq).as_bytes());
-                ends.push(arena.len());
-            }
-            let all = bytes::Bytes::from(arena);
-            let mut at = 0;
-            for end in ends {
-                self.strs.push(ByteArray::from(all.slice(at..end)));
-                at = end;
+            let mut ends = Vec::with_capacity(CHUNK);
+            for part in self.keys.chunks(CHUNK) {
+                let mut arena = Vec::with_capacity(part.len() * 16);
+                ends.clear();
+                for &(channel, seq) in part {
+                    arena.push(b'k');
+                    arena.extend_from_slice(n.format(channel).as_bytes());
+                    arena.push(b'_');
+                    arena.extend_from_slice(n.format(seq).as_bytes());
+                    ends.push(arena.len());
+                }
+                let all = bytes::Bytes::from(arena);
+                let mut at = 0;
+                chunk.clear();
+                for &end in &ends {
+                    chunk.push(ByteArray::from(all.slice(at..end)));
+                    at = end;
+                }
+                w.write_batch(&chunk, None, None).map_err(to_io)?;
             }
             self.keys.clear();
+        }
+        if !self.strs.is_empty() || defs.is_some_and(|d| !d.is_empty()) {
+            w.write_batch(&self.strs, defs, None).map_err(to_io)?;
         }
         Ok(())
     }
@@ -201,13 +228,15 @@ impl Writer {
                 .next_column()
                 .map_err(to_io)?
                 .ok_or_else(|| io::Error::other("a column missing from the schema"))?;
-            b.strings(&self.names)?;
             let defs = c.nullable.then_some(&b.defs[..]);
             match c.kind {
-                Kind::I64 => w.typed::<Int64Type>().write_batch(&b.i64s, defs, None),
-                Kind::I32 => w.typed::<Int32Type>().write_batch(&b.i32s, defs, None),
-                Kind::F64 => w.typed::<DoubleType>().write_batch(&b.f64s, defs, None),
-                Kind::Str => w.typed::<ByteArrayType>().write_batch(&b.strs, defs, None),
+                Kind::I64 => w.typed::<Int64Type>().write_batch(&b.i64s, defs, None).map(drop),
+                Kind::I32 => w.typed::<Int32Type>().write_batch(&b.i32s, defs, None).map(drop),
+                Kind::F64 => w.typed::<DoubleType>().write_batch(&b.f64s, defs, None).map(drop),
+                Kind::Str => {
+                    b.write_strings(w.typed::<ByteArrayType>(), c.nullable, &self.names)?;
+                    Ok(())
+                }
             }
             .map_err(to_io)?;
             w.close().map_err(to_io)?;
