@@ -66,6 +66,21 @@ pub struct ContainerDef {
     pub parent: Option<ContainerId>,
     /// Name shown by Pajé.
     pub name: Name,
+    /// What a process or thread container is to the OS and to MPI.
+    pub ids: ProcIds,
+}
+
+/// A process's or thread's numbers, where an input said them: the
+/// entity tables' `pid`, `tid` and `rank` (pids recycle and repeat on
+/// other machines, so a container's name alone does not say them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcIds {
+    /// The OS process id.
+    pub pid: Option<i64>,
+    /// The OS thread (task) id.
+    pub tid: Option<i64>,
+    /// The MPI rank (or DECK node) the process runs.
+    pub rank: Option<i64>,
 }
 
 /// A registered value of a state type.
@@ -245,7 +260,12 @@ impl Registry {
     ) -> ContainerId {
         let id = ContainerId(self.containers.len() as u32);
         let name = name.into();
-        self.containers.push(ContainerDef { ty, parent, name });
+        self.containers.push(ContainerDef {
+            ty,
+            parent,
+            name,
+            ids: ProcIds::default(),
+        });
         id
     }
 
@@ -401,18 +421,35 @@ impl Registry {
     /// when the hierarchy has no process level.
     pub fn process(&mut self, machine: ContainerId, pid: u32) -> Option<ContainerId> {
         let ty = self.level_type(Role::Process)?;
-        Some(self.numbered_child(machine, ty, u64::from(pid)))
+        let c = self.numbered_child(machine, ty, u64::from(pid));
+        self.containers[c.0 as usize].ids.pid = Some(i64::from(pid));
+        Some(c)
     }
 
     /// The container of thread `tid` of process `pid`: a Thread under the
     /// Process when the hierarchy has threads, else the task's own Process.
     pub fn thread(&mut self, machine: ContainerId, pid: u32, tid: u32) -> Option<ContainerId> {
-        match self.level_type(Role::Thread) {
+        let c = match self.level_type(Role::Thread) {
             Some(ty) => {
                 let p = self.process(machine, pid)?;
-                Some(self.numbered_child(p, ty, u64::from(tid)))
+                self.numbered_child(p, ty, u64::from(tid))
             }
-            None => self.process(machine, tid),
+            // The task's own container: its pid is its process's.
+            None => self.process(machine, tid)?,
+        };
+        let ids = &mut self.containers[c.0 as usize].ids;
+        ids.pid = Some(i64::from(pid));
+        ids.tid = Some(i64::from(tid));
+        Some(c)
+    }
+
+    /// Records that process container `c` runs MPI rank (or DECK node)
+    /// `rank`; a container of another level (a machine standing in for a
+    /// hierarchy without processes) is left as it is.
+    pub fn set_rank(&mut self, c: ContainerId, rank: i64) {
+        let ty = self.container(c).ty;
+        if self.type_def(ty).role == Some(Role::Process) {
+            self.containers[c.0 as usize].ids.rank = Some(rank);
         }
     }
 

@@ -128,18 +128,21 @@ fn a_runs_tables_equal_its_traces_replayed() {
             again.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
-        // What a Pajé trace cannot say: a message's size and tag, its
-        // key's numbering, a variable type's colour left to the default, an
-        // event's or a link's value's colour (only state values are
-        // declared, ViTE complaining of the others).
+        // What a Pajé trace cannot say: a message's size and tag, a
+        // variable type's colour left to the default, an event's or a
+        // link's value's colour (only state values are declared, ViTE
+        // complaining of the others).
         // A trace does not say which input an entity came from either.
         for (table, skip) in [
             ("states", &["source"][..]),
             ("variables", &["source"]),
             ("events", &["source"]),
-            ("links", &["size_bytes", "tag", "key", "source"]),
+            ("links", &["size_bytes", "tag", "source"]),
             // Which level a type stands for: the hierarchy's, not the trace's.
-            ("containers", &["role", "host", "cluster"]),
+            (
+                "containers",
+                &["role", "host", "cluster", "pid", "tid", "rank"],
+            ),
             ("types", &["color", "unit"]),
             ("values", &["color"]),
         ] {
@@ -513,7 +516,7 @@ fn tables_as_pj_dump(dir: &Path) -> Vec<Line> {
         ];
         out.push((
             w,
-            vec![secs(c.get_long(9).unwrap()), secs(c.get_long(10).unwrap())],
+            vec![secs(c.get_long(12).unwrap()), secs(c.get_long(13).unwrap())],
         ));
     }
     out
@@ -602,4 +605,51 @@ fn every_row_names_its_input() {
         assert_eq!(of(&r, 13), "mpi");
     }
     assert_eq!(seen.len(), 4, "{seen:?}");
+}
+
+/// A process's pid and rank and a thread's tid are columns, the same
+/// numbers the viewer's names show (`12628 rank 0`, `32155 sleep`, a
+/// thread `12630`), and a thread's pid is its process's.
+#[test]
+fn containers_say_their_pid_tid_and_rank() {
+    use parquet::record::RowAccessor;
+    let tmp = tempdir();
+    let mut seen = std::collections::BTreeSet::new();
+    for (name, args) in runs() {
+        let (_, tables) = run_tables(name, &args, tmp.path());
+        let rows = table(&tables, "containers");
+        let id = |r: &parquet::record::Row| r.get_long(0).unwrap();
+        let parent: std::collections::HashMap<i64, Option<i64>> =
+            rows.iter().map(|r| (id(r), r.get_long(1).ok())).collect();
+        let pid_of: std::collections::HashMap<i64, Option<i64>> =
+            rows.iter().map(|r| (id(r), r.get_long(9).ok())).collect();
+        for r in &rows {
+            let role = r.get_string(4).ok().cloned().unwrap_or_default();
+            let cname = r.get_string(5).unwrap().clone();
+            let (pid, tid, rank) = (r.get_long(9).ok(), r.get_long(10).ok(), r.get_long(11).ok());
+            let words: Vec<&str> = cname.split(' ').collect();
+            let lead = words[0].parse::<i64>().ok();
+            match role.as_str() {
+                "process" => {
+                    assert_eq!(pid, lead, "{name}: {cname}");
+                    assert_eq!(tid, None, "{name}: {cname}");
+                    let named_rank = match words[..] {
+                        [_, "rank", r] => r.parse::<i64>().ok(),
+                        _ => None,
+                    };
+                    assert_eq!(rank, named_rank, "{name}: {cname}");
+                    seen.insert(if rank.is_some() { "rank" } else { "pid" });
+                }
+                "thread" => {
+                    assert_eq!(tid, lead, "{name}: {cname}");
+                    let up = parent[&id(r)].expect("a thread has a process");
+                    assert_eq!(pid, pid_of[&up], "{name}: {cname}");
+                    assert!(pid.is_some(), "{name}: {cname}");
+                    seen.insert("tid");
+                }
+                _ => assert_eq!((pid, tid, rank), (None, None, None), "{name}: {cname}"),
+            }
+        }
+    }
+    assert_eq!(seen.len(), 3, "{seen:?}");
 }

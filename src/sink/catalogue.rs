@@ -2,7 +2,7 @@
 //! and creates. The run's registry is one; a sink on a thread of its own
 //! reads a copy of the definitions it was sent ([`Replica`]).
 
-use crate::model::{ContainerId, TypeId, ValueId};
+use crate::model::{ContainerId, LinkKey, TypeId, ValueId};
 use crate::registry::{ContainerDef, Registry, TypeDef, TypeKind, ValueDef};
 
 /// Read-only definitions by id.
@@ -13,7 +13,16 @@ pub trait Catalogue {
     fn container(&self, id: ContainerId) -> &ContainerDef;
     /// A value by id.
     fn value(&self, id: ValueId) -> &ValueDef;
+    /// A link's key as a replayed trace wrote it (channel
+    /// [`REPLAYED_KEYS`]); `None` for the keys a run numbers itself.
+    fn key_name(&self, _key: LinkKey) -> Option<&str> {
+        None
+    }
 }
+
+/// The channel of the links of a replayed trace: their sequence number
+/// stands for the key the trace wrote ([`Replica::put_key_name`]).
+pub const REPLAYED_KEYS: u32 = u32::MAX;
 
 impl Catalogue for Registry {
     fn type_def(&self, id: TypeId) -> &TypeDef {
@@ -33,6 +42,8 @@ pub struct Replica {
     types: Vec<Option<TypeDef>>,
     containers: Vec<Option<ContainerDef>>,
     values: Vec<Option<ValueDef>>,
+    /// A replayed trace's link keys, by sequence number.
+    keys: Vec<Box<str>>,
     /// Read for an id never sent (a bug of the sender): a wrong name in
     /// the output rather than a panic.
     unknown: (TypeDef, ContainerDef, ValueDef),
@@ -55,6 +66,7 @@ impl Default for Replica {
             types: Vec::new(),
             containers: Vec::new(),
             values: Vec::new(),
+            keys: Vec::new(),
             unknown: (
                 TypeDef {
                     kind: TypeKind::Container,
@@ -68,6 +80,7 @@ impl Default for Replica {
                     ty: TypeId(0),
                     parent: None,
                     name,
+                    ids: Default::default(),
                 },
                 ValueDef {
                     ty: TypeId(0),
@@ -92,6 +105,12 @@ impl Replica {
     pub fn put_value(&mut self, id: ValueId, def: ValueDef) {
         put(&mut self.values, id.0, def);
     }
+    /// Keeps a replayed trace's link key: the next sequence number of
+    /// channel [`REPLAYED_KEYS`] stands for it. Returns that number.
+    pub fn put_key_name(&mut self, key: &str) -> u64 {
+        self.keys.push(key.into());
+        (self.keys.len() - 1) as u64
+    }
 }
 
 impl Catalogue for Replica {
@@ -106,5 +125,11 @@ impl Catalogue for Replica {
     fn value(&self, id: ValueId) -> &ValueDef {
         let found = self.values.get(id.0 as usize).and_then(Option::as_ref);
         found.unwrap_or(&self.unknown.2)
+    }
+    fn key_name(&self, key: LinkKey) -> Option<&str> {
+        if key.channel != REPLAYED_KEYS {
+            return None;
+        }
+        self.keys.get(key.seq as usize).map(|k| &**k)
     }
 }

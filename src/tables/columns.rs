@@ -148,7 +148,11 @@ impl Buf {
         names: &Names,
     ) -> io::Result<()> {
         let defs = nullable.then_some(&self.defs[..]);
-        let ways = [!self.strs.is_empty(), !self.named.is_empty(), !self.keys.is_empty()];
+        let ways = [
+            !self.strs.is_empty(),
+            !self.named.is_empty(),
+            !self.keys.is_empty(),
+        ];
         if ways.iter().filter(|w| **w).count() > 1 {
             return Err(io::Error::other("a string column filled two ways"));
         }
@@ -162,7 +166,10 @@ impl Buf {
             let none = ByteArray::from("");
             for part in self.named.chunks(CHUNK) {
                 chunk.clear();
-                chunk.extend(part.iter().map(|&i| names.get(i as usize).unwrap_or(&none).clone()));
+                chunk.extend(
+                    part.iter()
+                        .map(|&i| names.get(i as usize).unwrap_or(&none).clone()),
+                );
                 w.write_batch(&chunk, None, None).map_err(to_io)?;
             }
             self.named.clear();
@@ -230,9 +237,18 @@ impl Writer {
                 .ok_or_else(|| io::Error::other("a column missing from the schema"))?;
             let defs = c.nullable.then_some(&b.defs[..]);
             match c.kind {
-                Kind::I64 => w.typed::<Int64Type>().write_batch(&b.i64s, defs, None).map(drop),
-                Kind::I32 => w.typed::<Int32Type>().write_batch(&b.i32s, defs, None).map(drop),
-                Kind::F64 => w.typed::<DoubleType>().write_batch(&b.f64s, defs, None).map(drop),
+                Kind::I64 => w
+                    .typed::<Int64Type>()
+                    .write_batch(&b.i64s, defs, None)
+                    .map(drop),
+                Kind::I32 => w
+                    .typed::<Int32Type>()
+                    .write_batch(&b.i32s, defs, None)
+                    .map(drop),
+                Kind::F64 => w
+                    .typed::<DoubleType>()
+                    .write_batch(&b.f64s, defs, None)
+                    .map(drop),
                 Kind::Str => {
                     b.write_strings(w.typed::<ByteArrayType>(), c.nullable, &self.names)?;
                     Ok(())

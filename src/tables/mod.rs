@@ -85,6 +85,9 @@ const CONTAINERS: &[Col] = &[
     col("path", Kind::Str),
     opt("host", Kind::Str),
     opt("cluster", Kind::Str),
+    opt("pid", Kind::I64),
+    opt("tid", Kind::I64),
+    opt("rank", Kind::I64),
     time("create_ns"),
     time("destroy_ns"),
     col("row_order", Kind::I64),
@@ -231,7 +234,7 @@ impl Tables {
             variables: t("variables", VARIABLES, Some(4))?,
             events: t("events", EVENTS, Some(5))?,
             links: t("links", LINKS, None)?,
-            containers: t("containers", CONTAINERS, Some(10))?,
+            containers: t("containers", CONTAINERS, Some(13))?,
             types: t("types", TYPES, None)?,
             values: t("values", VALUES, None)?,
             dir: dir.to_path_buf(),
@@ -247,7 +250,11 @@ impl Tables {
                 SpanEnd::ContainerEnd,
                 SpanEnd::TraceEnd,
             ]
-            .map(|c| names.add(ByteArray::from(bytes::Bytes::from_static(c.word().as_bytes())))),
+            .map(|c| {
+                names.add(ByteArray::from(bytes::Bytes::from_static(
+                    c.word().as_bytes(),
+                )))
+            }),
             names,
             unknown: Named::default(),
         })
@@ -326,7 +333,14 @@ impl Tables {
             clocks.end()?;
         }
         clocks.close(meta)?;
-        let mut aliases = Table::create(&self.dir, "host_aliases", HOST_ALIASES, None, &self.names, false)?;
+        let mut aliases = Table::create(
+            &self.dir,
+            "host_aliases",
+            HOST_ALIASES,
+            None,
+            &self.names,
+            false,
+        )?;
         for (name, machine) in &end.hosts {
             aliases.text(name);
             // A machine that no event made a row of has no id.
@@ -473,7 +487,7 @@ impl Encoder for Tables {
         t.end()
     }
 
-    fn span<C: Catalogue + ?Sized>(&mut self, _: &C, _: &Book, s: &Span) -> io::Result<()> {
+    fn span<C: Catalogue + ?Sized>(&mut self, cat: &C, _: &Book, s: &Span) -> io::Result<()> {
         let shift = self.shift;
         match *s {
             Span::State {
@@ -558,7 +572,10 @@ impl Encoder for Tables {
                 t.i64(end + shift);
                 t.i64(size);
                 t.i64(tag);
-                t.key(k.channel, k.seq);
+                match cat.key_name(k) {
+                    Some(name) => t.text(name),
+                    None => t.key(k.channel, k.seq),
+                }
                 t.i32(source as i32);
                 t.end()
             }
@@ -608,6 +625,12 @@ impl Encoder for Tables {
         for v in [host, cluster] {
             match v {
                 Some(v) => t.text(&v),
+                None => t.null(),
+            }
+        }
+        for v in [def.ids.pid, def.ids.tid, def.ids.rank] {
+            match v {
+                Some(v) => t.i64(v),
                 None => t.null(),
             }
         }

@@ -217,6 +217,7 @@ impl Placing<'_> {
                 Some(&(epoch, mpe, pid)) => {
                     let c = reg.process(machine, pid).unwrap_or(machine);
                     reg.rename(c, &format!("{pid} rank {w}"));
+                    reg.set_rank(c, i64::from(w));
                     by_host.entry(host.clone()).or_default().push(epoch - mpe);
                     (epoch - mpe, c)
                 }
@@ -232,7 +233,9 @@ impl Placing<'_> {
                         crate::time::seconds(start)
                     ));
                     let name = format!("rank {w}");
-                    (start, reg.named_child(machine, self.process_ty, &name))
+                    let c = reg.named_child(machine, self.process_ty, &name);
+                    reg.set_rank(c, i64::from(w));
+                    (start, c)
                 }
             };
             let lane = timeline.lane(offset, clock_of(&host).unwrap_or(Clock::IDENTITY));

@@ -257,6 +257,7 @@ fn rank_containers(
             }
             None => reg.named_child(machine, process_ty, &format!("rank {rank}")),
         };
+        reg.set_rank(c, i64::try_from(rank).unwrap_or(i64::MAX));
         rank_container.insert(rank, c);
     }
     rank_container

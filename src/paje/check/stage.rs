@@ -177,6 +177,7 @@ impl<E: Encoder> Stage<E> {
             ty: ty(t),
             parent: (parent != 0).then(|| container(parent)),
             name: name.into(),
+            ids: Default::default(),
         };
         self.cat.put_container(container(c), def);
         let r = self
@@ -242,9 +243,18 @@ impl<E: Encoder> Stage<E> {
         key: &str,
         time: f64,
     ) {
-        let n = self.keys.len() as u64;
-        let seq = *self.keys.entry((c, t, key.to_string())).or_insert(n);
-        let key = LinkKey { channel: 0, seq };
+        let seq = match self.keys.get(&(c, t, key.to_string())) {
+            Some(&seq) => seq,
+            None => {
+                let seq = self.cat.put_key_name(key);
+                self.keys.insert((c, t, key.to_string()), seq);
+                seq
+            }
+        };
+        let key = LinkKey {
+            channel: crate::sink::catalogue::REPLAYED_KEYS,
+            seq,
+        };
         let (container, ty, other) = (container(c), ty(t), container(other));
         let op = match start {
             true => Op::StartLink {
