@@ -653,3 +653,40 @@ fn containers_say_their_pid_tid_and_rank() {
     }
     assert_eq!(seen.len(), 3, "{seen:?}");
 }
+
+/// A variable type's unit is the one gmond's XML gives (a custom metric's
+/// is known no other way); a unit of one space (a load average) is none.
+#[test]
+fn gmond_units_reach_the_types_table() {
+    use parquet::record::RowAccessor;
+    let tmp = tempdir();
+    let snap = std::fs::read_to_string(fixture("ganglia/snapshots/snap_001.xml")).unwrap();
+    let custom = r#"<METRIC NAME="gpu_temp" VAL="61.5" TYPE="float" UNITS=" Celsius " TN="2" TMAX="60" DMAX="0" SLOPE="both">
+</METRIC>
+"#;
+    let at = snap.find("<METRIC ").expect("a METRIC in the fixture");
+    let xml = tmp.path().join("custom.xml");
+    std::fs::write(&xml, format!("{}{custom}{}", &snap[..at], &snap[at..])).unwrap();
+    let dir = tmp.path().join("t");
+    let o = integrador(&[
+        "-q",
+        "-ganglia",
+        xml.to_str().unwrap(),
+        "--tables",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let unit: std::collections::HashMap<String, Option<String>> = table(&dir, "types")
+        .iter()
+        .filter(|r| r.get_string(2).unwrap() == "variable")
+        .map(|r| {
+            (
+                r.get_string(3).unwrap().clone(),
+                r.get_string(5).ok().cloned(),
+            )
+        })
+        .collect();
+    assert_eq!(unit["gpu_temp"].as_deref(), Some("Celsius"), "{unit:?}");
+    assert_eq!(unit["cpu_idle"].as_deref(), Some("%"), "{unit:?}");
+    assert_eq!(unit["load_one"], None, "{unit:?}");
+}

@@ -32,6 +32,9 @@ pub struct Entry {
     pub tmax: Option<i64>,
     /// Its DMAX (seconds after which gmond forgets it; 0 = never), if given.
     pub dmax: Option<i64>,
+    /// Its UNITS, trimmed; `None` when absent, empty or a space (a
+    /// count, a load average).
+    pub units: Option<String>,
 }
 
 /// A malformed snapshot, at a byte offset.
@@ -243,6 +246,13 @@ impl<R: BufRead> XmlReader<R> {
                     out.value = value;
                     out.tmax = int(&a, "TMAX");
                     out.dmax = int(&a, "DMAX");
+                    match get(&a, "UNITS").map(str::trim).filter(|u| !u.is_empty()) {
+                        Some(u) => match &mut out.units {
+                            Some(have) if have == u => {}
+                            have => *have = Some(u.to_string()),
+                        },
+                        None => out.units = None,
+                    }
                     return Ok(true);
                 }
                 _ => {}

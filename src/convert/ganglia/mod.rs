@@ -62,6 +62,7 @@ impl Metrics {
         host: &str,
         cluster: Option<&str>,
         metric: &str,
+        unit: Option<&str>,
         value: f64,
     ) -> Option<Op> {
         let ty = match self.types.find(metric).and_then(|i| self.types.get(i)) {
@@ -75,7 +76,11 @@ impl Metrics {
                     None => {
                         let display = self.config.metrics.get(metric).cloned();
                         let t = reg.variable_type(self.machine_type, metric, display.as_ref());
-                        if let Some(unit) = integrador_ganglia::standard_unit(metric) {
+                        // The unit gmond said (a custom metric's is known no
+                        // other way), else a standard metric's.
+                        if let Some(unit) =
+                            unit.or_else(|| integrador_ganglia::standard_unit(metric))
+                        {
                             reg.set_unit(t, unit);
                         }
                         Some(t)
@@ -235,10 +240,14 @@ impl Converter for TracedSource {
             self.metrics.note(&mut out.stats);
             return Ok(false);
         }
-        if let Some(op) = self
-            .metrics
-            .op(reg, &s.host, self.cluster.as_deref(), &s.metric, s.value)
-        {
+        if let Some(op) = self.metrics.op(
+            reg,
+            &s.host,
+            self.cluster.as_deref(),
+            &s.metric,
+            None,
+            s.value,
+        ) {
             out.push(s.line, s.time_ns, op)?;
         }
         Ok(true)
@@ -343,6 +352,8 @@ struct Pending {
 struct Names {
     index: HashMap<Name, u32>,
     names: Vec<Name>,
+    /// A metric's UNITS, by its name's number, as first given.
+    units: HashMap<u32, Box<str>>,
 }
 
 impl Names {
@@ -373,6 +384,12 @@ fn keep(
 ) {
     let host = names.id(&e.host);
     let metric = names.id(&e.metric);
+    if let Some(u) = &e.units {
+        names
+            .units
+            .entry(metric)
+            .or_insert_with(|| u.as_str().into());
+    }
     let recent = seen.entry((host, metric)).or_default();
     if recent.repeats(e.time, e.value) {
         *repeated += 1;
@@ -553,7 +570,8 @@ impl Converter for XmlSource {
             .map(|c| self.names.name(c))
             .or(self.cluster.as_deref());
         let (host, metric) = (self.names.name(e.host), self.names.name(e.metric));
-        if let Some(op) = self.metrics.op(reg, host, cluster, metric, e.value) {
+        let unit = self.names.units.get(&e.metric).map(|u| &**u);
+        if let Some(op) = self.metrics.op(reg, host, cluster, metric, unit, e.value) {
             out.push(e.offset, e.time.saturating_mul(1_000_000_000), op)?;
         }
         Ok(true)
@@ -622,7 +640,10 @@ impl Converter for RrdSource {
         };
         self.row += 1;
         let cluster = self.cluster.as_deref();
-        if let Some(op) = self.metrics.op(reg, &self.host, cluster, &self.metric, v) {
+        if let Some(op) = self
+            .metrics
+            .op(reg, &self.host, cluster, &self.metric, None, v)
+        {
             out.push(self.row, t.saturating_mul(1_000_000_000), op)?;
         }
         Ok(true)
