@@ -491,14 +491,14 @@ fn a_wrong_sync_file_is_reported() {
             let mut args = strs(&inputs);
             args.extend(["-sync", sync.to_str().unwrap(), "-q"]);
             let s = run_ok(&args, &d.path().join(format!("{kind}{shift}.paje")));
-            let said = s.contains("the correction of node02 is")
-                && s.contains("outside what its messages allow");
+            let said = s.contains("the correction of node02 against node01 is")
+                && s.contains("outside what their");
             eprintln!("{kind} shifted {shift} ns: {}", s.trim());
             assert_eq!(said, wrong, "{kind} {shift}: {s}");
             if wrong {
                 // By how much: the 10 ms less the band.
                 let by = s
-                    .split("the correction of node02 is ")
+                    .split("the correction of node02 against node01 is ")
                     .nth(1)
                     .and_then(|r| r.split_whitespace().next())
                     .map(duration)
@@ -705,4 +705,104 @@ fn the_first_pass_reads_a_pipe_once() {
         std::fs::read(&piped).unwrap(),
         std::fs::read(&file).unwrap()
     );
+}
+
+/// A sync file against a reference that sends no message (rastro_timesync
+/// run on the front-end): node01 and node02 are both corrected by it, and
+/// their messages bound the difference of the two corrections. Returns the
+/// run's summary and, when it warns of the pair, by how much (ns).
+fn against_frontend(
+    d: &Path,
+    name: &str,
+    inputs: &[String],
+    node02: i64,
+) -> (String, Option<(i64, i64)>) {
+    let sync = d.join(format!("{name}.sync"));
+    let t = 1_795_264_000_000_000_000i64;
+    let far = t + 1_000_000_000_000;
+    std::fs::write(
+        &sync,
+        format!(
+            "frontend {t} node01 {t}\nfrontend {far} node01 {far}\nfrontend {t} node02 {}\nfrontend {far} node02 {}\n",
+            t + node02,
+            far + node02
+        ),
+    )
+    .unwrap();
+    let mut args = strs(inputs);
+    args.extend(["-sync", sync.to_str().unwrap(), "-q"]);
+    let s = run_ok(&args, &d.join(format!("{name}.paje")));
+    assert!(
+        !s.lines()
+            .any(|l| l.trim_end().ends_with(':') && l.contains("clock")),
+        "an empty list: {s}"
+    );
+    let by = s
+        .lines()
+        .find(|l| l.contains("the correction of node02 against node01 is"))
+        .map(|w| {
+            assert!(w.contains(sync.to_str().unwrap()), "the file is named: {w}");
+            let by = w
+                .split(" outside")
+                .next()
+                .and_then(|r| r.rsplit(' ').next())
+                .map(duration)
+                .unwrap();
+            let band = w
+                .split("more, ± ")
+                .nth(1)
+                .and_then(|r| r.split(')').next())
+                .map(duration)
+                .unwrap();
+            (by, band)
+        });
+    (s, by)
+}
+
+/// The case: node02 truly +250 ms, the file says +260 ms (and 0
+/// for node01): the pair is about 10 ms outside, said even with -q; the
+/// right file says nothing.
+#[test]
+fn a_sync_file_against_a_silent_reference_is_checked_pair_by_pair() {
+    let d = tempdir();
+    let skewed = d.path().join("pingpong-250ms.clog2");
+    let src = fixtures().join("clog2/pingpong");
+    skew_clog2(&src.join("pingpong.clog2"), 1, 250_000, 0.0, &skewed);
+    let inputs = vec![
+        "-mpi".to_string(),
+        skewed.to_str().unwrap().to_string(),
+        "-mpinodes".to_string(),
+        src.join("pingpong.nodes").to_str().unwrap().to_string(),
+    ];
+    let (s, by) = against_frontend(d.path(), "wrong", &inputs, 260_000_000);
+    let (by, _) = by.unwrap_or_else(|| panic!("no warning: {s}"));
+    // The pingpong's own ranks are apart by a little (its anchors are
+    // µs): about 10 ms less the band.
+    assert!(by > 9_000_000 && by <= 10_500_000, "{by}: {s}");
+    let (s, by) = against_frontend(d.path(), "right", &inputs, 250_000_000);
+    assert_eq!(by, None, "{s}");
+}
+
+/// The shipped MPE and libRastro ping-pongs with sync files wrong by ±1 ms
+/// and ±10 ms are each warned of, by about that much; a right one is not.
+#[test]
+fn sync_files_wrong_by_a_millisecond_or_ten_are_found() {
+    let d = tempdir();
+    for kind in ["deck", "mpi"] {
+        let inputs = pingpong_inputs(kind);
+        for wrong in [1_000_000i64, -1_000_000, 10_000_000, -10_000_000, 0] {
+            let (s, by) = against_frontend(d.path(), &format!("{kind}{wrong}"), &inputs, wrong);
+            eprintln!("{kind} {wrong:+} ns: {by:?}");
+            match by {
+                // Outside by the error less the band the messages leave
+                // (their latency), give or take the ranks' own clocks (one
+                // for libRastro; MPE's anchors a few µs apart).
+                Some((by, band)) => assert!(
+                    wrong != 0 && by <= wrong.abs() + 50_000 && by >= wrong.abs() - band - 50_000,
+                    "{kind} {wrong}: {by} ± {band}: {s}"
+                ),
+                None => assert_eq!(wrong, 0, "{kind} {wrong}: no warning: {s}"),
+            }
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! `--sync-from-messages`, and what the summary says at the end (the
 //! estimates, the check of a sync file, the advice, `--write-sync`).
 
-use super::{outside, sync_lines, Estimates, Estimator};
+use super::{sync_lines, Estimates, Estimator};
 use crate::cli::{Config, Output};
 use crate::clock::SyncTable;
 use crate::clocks::Lookup;
@@ -95,21 +95,31 @@ impl End<'_> {
         let table = self.sync.map(|(t, _)| t);
         let same = |a: &str, b: &str| self.ids.same(a, b);
         if let Some((t, path)) = self.sync.filter(|_| !est.is_empty()) {
-            // Each host the file corrects, against the band its messages
-            // leave around the correction the file gave it.
-            let check = est.estimate(std::slice::from_ref(&t.reference), &same);
-            for h in &check.hosts {
-                let covered = t.lookup(&h.host, self.ids).is_some();
-                if let Some(by) = outside(h).filter(|_| covered) {
-                    out.warnings.push(format!(
-                        "{}: the correction of {} is {} outside what its messages allow (they ask for {} more, ± {}): the sync file is wrong or stale; --sync-from-messages without it would correct the clock",
-                        path.display(),
-                        h.host,
-                        crate::time::format_duration(by),
-                        super::signed(h.line.at(h.span.0)),
-                        crate::time::format_duration(h.bound.wide().unwrap_or(0)),
-                    ));
-                }
+            // Every pair of hosts the file corrects (one of them or both),
+            // against the band their messages leave around the difference
+            // of the two corrections: the reference itself may send
+            // nothing (rastro_timesync run on the front-end).
+            let covered = |h: &str| same(h, &t.reference) || t.lookup(h, self.ids).is_some();
+            for p in est.pair_fits() {
+                let (ca, cb) = (covered(&p.a), covered(&p.b));
+                let Some(by) = p.outside().filter(|_| ca || cb) else {
+                    continue;
+                };
+                // The fit moves B onto A; said of the host the file moves.
+                let ask = p.fit.line.at(p.span.0);
+                let (moved, other, ask) = if cb {
+                    (&p.b, &p.a, ask)
+                } else {
+                    (&p.a, &p.b, -ask)
+                };
+                out.warnings.push(format!(
+                    "{}: the correction of {moved} against {other} is {} outside what their {} messages allow (they ask {moved} {} more, ± {}): the sync file is wrong or stale; without it, --sync-from-messages would correct the clocks from the messages (--write-sync FILE keeps them as a sync file)",
+                    path.display(),
+                    crate::time::format_duration(by),
+                    p.messages,
+                    super::signed(ask),
+                    crate::time::format_duration(p.fit.bound.wide().unwrap_or(0)),
+                ));
             }
         }
         let wanted = self.cfg.write_sync.is_some() || violations > 0;
@@ -122,7 +132,7 @@ impl End<'_> {
             }
             None => None,
         };
-        if let Some(e) = estimates {
+        if let Some(e) = estimates.filter(|e| !e.hosts.is_empty() || !e.unreached.is_empty()) {
             out.lines = vec![format!(
                 "onto {}'s clock, {}",
                 e.reference,

@@ -156,6 +156,25 @@ impl Estimator {
         }
     }
 
+    /// Every pair of hosts its messages join, with what they say of the
+    /// correction of B onto A (on the clocks the run applied), in the
+    /// pairs' order (A before B by name).
+    pub fn pair_fits(&mut self) -> Vec<PairFit> {
+        self.pairs
+            .iter_mut()
+            .filter_map(|((a, b), hull)| {
+                let fit = hull.fit()?;
+                Some(PairFit {
+                    a: a.clone(),
+                    b: b.clone(),
+                    fit,
+                    messages: hull.messages(),
+                    span: hull.span.unwrap_or_default(),
+                })
+            })
+            .collect()
+    }
+
     /// Whether any message links two hosts.
     pub fn is_empty(&self) -> bool {
         self.pairs.is_empty()
@@ -454,20 +473,47 @@ fn describe(h: &HostFit, origin: i64) -> String {
     }
 }
 
-/// How far a host's applied clock is outside the band its messages allow
-/// (ns), judged on the residual correction the messages still ask for
-/// (`fit`, relative to clocks already applied). `None`: inside, or not
-/// bounded both ways.
-pub fn outside(fit: &HostFit) -> Option<i64> {
-    let ends = [fit.span.0, fit.span.1];
+/// What the messages of one pair of hosts say.
+#[derive(Debug, Clone)]
+pub struct PairFit {
+    /// The pair, A before B by name.
+    pub a: String,
+    /// B.
+    pub b: String,
+    /// The correction of B onto A still asked for, and its band.
+    pub fit: pair::Fit,
+    /// Messages both ways.
+    pub messages: u64,
+    /// Their span on B's clock.
+    pub span: (i64, i64),
+}
+
+impl PairFit {
+    /// How far the applied clocks of the pair are outside the band their
+    /// messages allow (ns); `None`: inside, or not bounded both ways.
+    pub fn outside(&self) -> Option<i64> {
+        outside_band(&self.fit.line, self.fit.bound, self.span)
+    }
+}
+
+fn outside_band(line: &Line, bound: Bound, span: (i64, i64)) -> Option<i64> {
+    let ends = [span.0, span.1];
     let worst = |f: &dyn Fn(i64) -> i64| ends.iter().map(|&x| f(x)).max().unwrap_or(0);
-    let by = match fit.bound {
-        Bound::Both { wide, .. } => worst(&|x| fit.line.at(x).saturating_abs() - wide),
+    let by = match bound {
+        Bound::Both { wide, .. } => worst(&|x| line.at(x).saturating_abs() - wide),
         Bound::AtLeast(v) => v,
         Bound::AtMost(v) => v.saturating_neg(),
         Bound::Inconsistent(_) => 0,
     };
     (by > crate::messages::TOLERANCE_NS).then_some(by)
+}
+
+/// How far a host's applied clock is outside the band its messages allow
+/// (ns), judged on the residual correction the messages still ask for
+/// (`fit`, relative to clocks already applied). `None`: inside, or not
+/// bounded both ways.
+pub fn outside(fit: &HostFit) -> Option<i64> {
+    outside_band(&fit.line, fit.bound, fit.span)
 }
 
 /// A clock map as two sync-file lines at `span`'s ends (one if they
