@@ -446,6 +446,19 @@ impl Measured {
     }
 }
 
+/// The least-squares line through `points` (local, reference) as an
+/// exact map; `None` when they cannot make one (fewer than two distinct
+/// local times, a reference clock that does not advance, sums beyond
+/// i128).
+pub fn fit_points(points: &[(i64, i64)]) -> Option<ClockMap> {
+    let (&first, rest) = points.split_first()?;
+    let mut m = Measured::new("".into(), first, 0, SyncFit::LeastSquares);
+    for &p in rest {
+        m.add(p, 0).ok()?;
+    }
+    least_squares(first, m.lines, m.sums.as_deref()?).ok()
+}
+
 /// Least-squares line through all points, as an exact map through a point
 /// near the centroid, from sums relative to the first point `(x0, y0)`;
 /// the slope fraction is reduced to < 2^50 so the map stays in i128 for

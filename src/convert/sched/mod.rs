@@ -44,21 +44,102 @@ use scan::{header_host, Scan, Task, MARKER};
 pub enum Anchor {
     /// From a marker line: offset (ns) = epoch − trace time.
     Marker(i64),
-    /// From the first and last markers, (trace time, epoch) each: the
-    /// drift between them corrected (docs/formats.md §6).
-    Markers((i64, i64), (i64, i64)),
+    /// From two markers or more (docs/formats.md §6): the line through
+    /// them, its drift applied only when it moves the clock across the
+    /// markers by more than their uncertainty.
+    Markers(Markers),
     /// From `--boot-epoch` or the hierarchy: the epoch of trace time 0.
     BootEpoch(i64),
     /// None: times stay boot-relative.
     None,
 }
 
+/// How far one marker's epoch may be from the trace time it was written
+/// at, when only two markers say nothing of it: the recipe's `date` and
+/// its write to `trace_marker` are a process start apart (measured: 0.33
+/// ms standard deviation around the best line, up to 1.7 ms).
+pub const MARKER_NOISE_NS: i64 = 1_000_000;
+
+/// A trace clock placed by its markers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Markers {
+    /// The fitted line at the first and last markers' trace times:
+    /// (trace time, epoch) each.
+    pub first: (i64, i64),
+    /// See `first`.
+    pub last: (i64, i64),
+    /// How many markers.
+    pub count: usize,
+    /// One marker's uncertainty: the farthest from the line of three or
+    /// more, [`MARKER_NOISE_NS`] for two.
+    pub band: i64,
+    /// The drift is applied: across the markers it moves the clock by
+    /// more than two markers' uncertainty.
+    pub drift: bool,
+    /// The offset (epoch − trace time) when the drift is not applied:
+    /// the markers' mean.
+    pub offset: i64,
+}
+
+impl Markers {
+    /// The line through `markers` (in trace-time order), or `None` when
+    /// they make none (one marker, or times that do not advance).
+    pub fn fit(markers: &[(i64, i64)]) -> Option<Markers> {
+        let (&a, &b) = (markers.first()?, markers.last()?);
+        if b.0 <= a.0 || b.1 <= a.1 {
+            return None;
+        }
+        let (map, band) = if markers.len() > 2 {
+            let map = crate::clock::fit_points(markers)?;
+            let worst = markers
+                .iter()
+                .map(|&(x, y)| (i128::from(map.map(x)) - i128::from(y)).unsigned_abs())
+                .max()
+                .unwrap_or(0);
+            (map, i64::try_from(worst).unwrap_or(i64::MAX))
+        } else {
+            let map = crate::clock::ClockMap::linear(
+                a.0,
+                a.1,
+                i128::from(b.1) - i128::from(a.1),
+                i128::from(b.0) - i128::from(a.0),
+            );
+            (map, MARKER_NOISE_NS)
+        };
+        let (first, last) = ((a.0, map.map(a.0)), (b.0, map.map(b.0)));
+        let moved =
+            (i128::from(last.1) - i128::from(first.1)) - (i128::from(last.0) - i128::from(first.0));
+        let sum: i128 = markers
+            .iter()
+            .map(|&(x, y)| i128::from(y) - i128::from(x))
+            .sum();
+        let offset = i64::try_from(sum.div_euclid(markers.len() as i128)).ok()?;
+        Some(Markers {
+            first,
+            last,
+            count: markers.len(),
+            band,
+            drift: moved.unsigned_abs() > 2 * band.unsigned_abs() as u128,
+            offset,
+        })
+    }
+
+    /// The drift of the line (ppm) and how far it moves the clock across
+    /// the markers (ns).
+    pub fn drift_ppm(&self) -> (f64, i64) {
+        let (dx, dy) = (self.last.0 - self.first.0, self.last.1 - self.first.1);
+        ((dy - dx) as f64 / dx as f64 * 1e6, dy - dx)
+    }
+}
+
 impl Anchor {
     /// The anchor of a trace with `markers`, else `boot_epoch`.
     pub(super) fn of(markers: &[(i64, i64)], boot_epoch: Option<i64>) -> Anchor {
-        match (markers.first(), markers.last()) {
-            (Some(&a), Some(&b)) if b.0 > a.0 && b.1 > a.1 => Anchor::Markers(a, b),
-            (Some(&(t, e)), _) => Anchor::Marker(e - t),
+        if let Some(m) = Markers::fit(markers) {
+            return Anchor::Markers(m);
+        }
+        match markers.first() {
+            Some(&(t, e)) => Anchor::Marker(e - t),
             _ => match boot_epoch {
                 Some(b) => Anchor::BootEpoch(b),
                 None => Anchor::None,
@@ -70,10 +151,11 @@ impl Anchor {
     /// corrected as its host's.
     fn lane(self, timeline: &mut Timeline, clock: Clock) {
         let offset = match self {
-            Anchor::Markers(a, b) => match timeline.drifting_lane(a, b, clock) {
+            Anchor::Markers(m) if m.drift => match timeline.drifting_lane(m.first, m.last, clock) {
                 Some(_) => return,
-                None => a.1 - a.0,
+                None => m.offset,
             },
+            Anchor::Markers(m) => m.offset,
             Anchor::Marker(o) | Anchor::BootEpoch(o) => o,
             Anchor::None => 0,
         };
@@ -87,12 +169,36 @@ impl Anchor {
                 "trace clock placed by its {MARKER} marker: boot at {}",
                 crate::time::seconds(o)
             ),
-            Anchor::Markers((t1, e1), (t2, e2)) => {
-                let drift = ((e2 - e1) - (t2 - t1)) as f64 / (t2 - t1) as f64 * 1e6;
-                format!(
-                    "trace clock placed by its first and last {MARKER} markers: boot at {}, drift {drift:+.3} ppm corrected",
-                    crate::time::seconds(e1 - t1)
-                )
+            Anchor::Markers(m) => {
+                let (ppm, moved) = m.drift_ppm();
+                let span = m.last.0 - m.first.0;
+                let each = match m.count {
+                    2 => format!(
+                        "± {} each (two markers say nothing of their own scatter)",
+                        crate::time::format_duration(m.band)
+                    ),
+                    _ => format!(
+                        "± {} (the farthest from their line)",
+                        crate::time::format_duration(m.band)
+                    ),
+                };
+                let uncertain = 2.0 * m.band as f64 / span as f64 * 1e6;
+                if m.drift {
+                    format!(
+                        "trace clock placed by its {} {MARKER} markers over {}: boot at {} {each}, drift {ppm:+.3} ppm corrected (± {uncertain:.3} ppm)",
+                        m.count,
+                        crate::time::format_duration(span),
+                        crate::time::seconds(m.first.1 - m.first.0),
+                    )
+                } else {
+                    format!(
+                        "trace clock placed by its {} {MARKER} markers over {}: boot at {} {each}; drift {ppm:+.3} ppm not applied: it moves the clock {} across them, less than the markers' uncertainty (± {uncertain:.3} ppm)",
+                        m.count,
+                        crate::time::format_duration(span),
+                        crate::time::seconds(m.offset),
+                        crate::time::format_duration(moved.saturating_abs()),
+                    )
+                }
             }
             Anchor::BootEpoch(o) => format!(
                 "trace clock placed by the boot epoch {}",
