@@ -424,8 +424,9 @@ fn with_markers(markers: &[(f64, i64)], out: &Path) {
 fn a_drift_smaller_than_the_markers_uncertainty_is_not_applied() {
     let d = tempdir();
     let e0 = 1_795_264_911_000_000i64;
-    // (markers, applied?, what the summary says)
-    let mut cases: Vec<(&str, Vec<(f64, i64)>, bool)> = vec![
+    // (name, markers, applied?)
+    type Case = (&'static str, Vec<(f64, i64)>, bool);
+    let mut cases: Vec<Case> = vec![
         // Two markers 3.6 s apart, +27.241 ppm: 98 µs, under their 1 ms.
         ("3.6 s", vec![(2740.1, e0), (2743.7, e0 + 3_600_098)], false),
         // Two markers 100 s apart, +50 ppm: 5 ms, above.
