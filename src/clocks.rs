@@ -27,6 +27,12 @@ pub struct ClockUse {
     pub map: Option<(String, ClockMap, usize)>,
     /// The map was estimated from the messages (`--sync-from-messages`).
     pub from_messages: bool,
+    /// How far the map may be off, where something says (three sync
+    /// lines or more, the messages' band).
+    pub band: Option<i64>,
+    /// A drift the sync lines gave but within their scatter, not applied:
+    /// (ppm, how far it moves the clock across the lines).
+    pub dropped: Option<(f64, i64)>,
 }
 
 /// The clocks the sources ask for: each host's map from the sync file,
@@ -78,11 +84,19 @@ impl<'a> Lookup<'a> {
             for k in ids.keys(host) {
                 self.asked.insert(k.into(), at);
             }
+            let table = if from_messages {
+                self.estimated
+            } else {
+                self.sync
+            };
+            let clock = found.and_then(|(_, name, _)| table?.host_clock(name));
             let map = found.map(|(m, name, lines)| (name.to_string(), m, lines));
             self.used.push(ClockUse {
                 host: host.to_string(),
                 from_messages: from_messages && map.is_some(),
                 map,
+                band: clock.and_then(|c| c.band),
+                dropped: clock.and_then(|c| c.dropped),
             });
         }
         found.map(|(m, _, _)| m)

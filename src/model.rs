@@ -149,3 +149,16 @@ impl Op {
         }
     }
 }
+
+/// A process's or thread's numbers, where an input said them: the
+/// entity tables' `pid`, `tid` and `rank` (pids recycle and repeat on
+/// other machines, so a container's name alone does not say them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcIds {
+    /// The OS process id.
+    pub pid: Option<i64>,
+    /// The OS thread (task) id.
+    pub tid: Option<i64>,
+    /// The MPI rank (or DECK node) the process runs.
+    pub rank: Option<i64>,
+}

@@ -6,6 +6,7 @@
 
 use crate::hierarchy::{Display, Hierarchy, Role};
 use crate::identity::KeyIndex;
+pub use crate::model::ProcIds;
 use crate::model::{ContainerId, TypeId, ValueId};
 // foldhash: a fast hash with a random seed per run, so crafted names
 // cannot make lookups quadratic (SipHash was 13% of a Ganglia run).
@@ -68,19 +69,6 @@ pub struct ContainerDef {
     pub name: Name,
     /// What a process or thread container is to the OS and to MPI.
     pub ids: ProcIds,
-}
-
-/// A process's or thread's numbers, where an input said them: the
-/// entity tables' `pid`, `tid` and `rank` (pids recycle and repeat on
-/// other machines, so a container's name alone does not say them).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ProcIds {
-    /// The OS process id.
-    pub pid: Option<i64>,
-    /// The OS thread (task) id.
-    pub tid: Option<i64>,
-    /// The MPI rank (or DECK node) the process runs.
-    pub rank: Option<i64>,
 }
 
 /// A registered value of a state type.
@@ -443,9 +431,8 @@ impl Registry {
         Some(c)
     }
 
-    /// Records that process container `c` runs MPI rank (or DECK node)
-    /// `rank`; a container of another level (a machine standing in for a
-    /// hierarchy without processes) is left as it is.
+    /// Process container `c` runs MPI rank (or DECK node) `rank`; another
+    /// level's (a machine where the hierarchy has no processes) is left.
     pub fn set_rank(&mut self, c: ContainerId, rank: i64) {
         let ty = self.container(c).ty;
         if self.type_def(ty).role == Some(Role::Process) {

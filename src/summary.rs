@@ -154,16 +154,30 @@ fn write_clocks(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
                 } else {
                     format!("{lines} sync line(s)")
                 };
+                // An estimate's band is in the messages' own lines.
+                let band = match c.band.filter(|_| !c.from_messages) {
+                    Some(b) => format!(" ± {}", crate::time::format_duration(b)),
+                    None if !c.from_messages && *lines == 2 => {
+                        " (± unknown: two lines say nothing of their scatter)".to_string()
+                    }
+                    None => String::new(),
+                };
+                let drift = match c.dropped {
+                    Some((ppm, moved)) => format!(
+                        "drift {ppm:+.3} ppm not applied (it moves the clock {} across the lines, within their scatter)",
+                        crate::time::format_duration(moved.saturating_abs())
+                    ),
+                    None => format!("drift {:+.3} ppm", map.drift_ppm()),
+                };
                 writeln!(
                     out,
-                    "    {}{}: offset {offset:+.6} s at T0, drift {:+.3} ppm, {what}",
+                    "    {}{}: offset {offset:+.6} s{band} at T0, {drift}, {what}",
                     c.host,
                     if name != &c.host && !c.from_messages {
                         format!(" (sync name {name})")
                     } else {
                         String::new()
                     },
-                    map.drift_ppm()
                 )
             })?;
             let missing: Vec<&str> = r

@@ -147,3 +147,52 @@ fn collector_clock_corrects_a_ganglia_recording() {
         "{expected} in\n{text}"
     );
 }
+
+/// Three sync lines or more say how far a line may be off (the farthest
+/// from the fitted line), and a drift that moves the clock across them by
+/// no more than twice that is not applied: the line's offset halfway
+/// across is. The summary says both; two lines say nothing of their
+/// scatter and keep the thesis' line.
+#[test]
+fn sync_lines_carry_their_scatter_and_a_drift_within_it_is_dropped() {
+    let d = tempdir();
+    let os = d.path().join("n1.os");
+    std::fs::write(&os, "1 time 1795264500 -\n2 unblock 100 7\n3 block 200 7\n").unwrap();
+    let t0 = 1_795_264_400_000_000i64;
+    // Five lines 50 s apart, scattered by up to 40 µs; n1 is 3 ms ahead and
+    // gains `ppb` (parts per billion): 100 ppm moves it 20 ms across the
+    // 200 s, 0.2 ppm 40 µs, less than twice the scatter.
+    let scatter = [0i64, 40, -30, 25, 0];
+    for (ppb, applied) in [(100_000i64, true), (200, false)] {
+        let mut text = String::new();
+        for (i, s) in scatter.iter().enumerate() {
+            let x = t0 + i as i64 * 50_000_000;
+            let local = x + 3_000 + (x - t0) * ppb / 1_000_000_000 + s;
+            text.push_str(&format!("ref {x} n1 {local}\n"));
+        }
+        let sync = d.path().join(format!("s{ppb}.sync"));
+        std::fs::write(&sync, text).unwrap();
+        let out = d.path().join("t.paje");
+        let o = integrador(&[
+            "-os",
+            os.to_str().unwrap(),
+            "--os-host",
+            "n1",
+            "-sync",
+            sync.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{err}");
+        let line = err.lines().find(|l| l.contains("n1: offset")).unwrap();
+        eprintln!("{ppb} ppb: {line}");
+        assert!(line.contains(" ± "), "{line}");
+
+        assert_eq!(!line.contains("not applied"), applied, "{line}");
+        if !applied {
+            assert!(line.contains("within their scatter"), "{line}");
+        }
+        assert_valid(&out);
+    }
+}

@@ -25,10 +25,10 @@ pub(super) const MAX_HULL: usize = 128;
 /// and all that follows, is the same either way
 /// (`the_chain_folds_as_a_batch`).
 #[derive(Debug, Clone)]
-pub(super) struct Side {
+pub(crate) struct Side {
     /// In x order and a hull while `chain`; else a hull and points
     /// gathered after it.
-    pub(super) pts: Vec<Point>,
+    pub(crate) pts: Vec<Point>,
     /// Points after the last fold.
     kept: usize,
     /// Points a batch would hold: `kept`, plus every point pushed since.
@@ -78,7 +78,7 @@ impl Default for Side {
 }
 
 impl Side {
-    pub(super) fn push(&mut self, p: Point, upper: bool) {
+    pub(crate) fn push(&mut self, p: Point, upper: bool) {
         if self.chain && self.pts.last().is_none_or(|l| l.0 <= p.0) {
             chain_push(&mut self.pts, p, upper);
         } else {
@@ -93,7 +93,7 @@ impl Side {
 
     /// Keeps the upper (or lower) hull only (Andrew's monotone chain),
     /// thinned when long.
-    pub(super) fn fold(&mut self, upper: bool) {
+    pub(crate) fn fold(&mut self, upper: bool) {
         if !self.chain {
             let mut pts = std::mem::take(&mut self.pts);
             pts.sort_unstable();

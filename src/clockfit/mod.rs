@@ -12,7 +12,7 @@
 //! corrections as a sync file.
 
 pub mod apply;
-mod hull;
+pub(crate) mod hull;
 pub mod pair;
 
 use crate::clock::{ClockMap, HostClock, SyncTable};
@@ -377,6 +377,8 @@ impl Estimates {
                 map: h.line.clock_map(),
                 lines_used: h.messages as usize,
                 lines: h.messages as usize,
+                band: h.bound.wide(),
+                dropped: None,
             })
             .collect();
         SyncTable::from_maps(self.reference.clone(), hosts)

@@ -493,20 +493,18 @@ impl Table {
                 };
                 let (send, take) = std::sync::mpsc::sync_channel::<Group>(0);
                 let (give, back) = std::sync::mpsc::channel();
-                let thread = std::thread::Builder::new()
-                    .name("integrador-table".into())
-                    .spawn(move || {
-                        let mut done = Ok(());
-                        for (mut bufs, rows) in take {
-                            // After an error the groups are only given back:
-                            // the error is the close's.
-                            if done.is_ok() {
-                                done = writer.group(&mut bufs, rows);
-                            }
-                            let _ = give.send(bufs);
+                let thread = crate::prefetch::try_spawn(move || {
+                    let mut done = Ok(());
+                    for (mut bufs, rows) in take {
+                        // After an error the groups are only given back:
+                        // the error is the close's.
+                        if done.is_ok() {
+                            done = writer.group(&mut bufs, rows);
                         }
-                        (writer, done)
-                    })?;
+                        let _ = give.send(bufs);
+                    }
+                    (writer, done)
+                })?;
                 self.out = Out::Away { send, back, thread };
             }
         }

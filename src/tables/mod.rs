@@ -132,6 +132,7 @@ const CLOCKS: &[Col] = &[
     opt("reference", Kind::Str),
     opt("offset_ns", Kind::I64),
     opt("drift_ppm", Kind::F64),
+    opt("band_ns", Kind::I64),
     col("points", Kind::I64),
 ];
 
@@ -320,13 +321,17 @@ impl Tables {
                     }
                     clocks.i64(map.offset_at(r.origin));
                     clocks.f64(map.drift_ppm());
+                    match c.band {
+                        Some(b) => clocks.i64(b),
+                        None => clocks.null(),
+                    }
                     clocks.i64(*points as i64);
                 }
                 None => {
                     clocks.text("none");
-                    clocks.null();
-                    clocks.null();
-                    clocks.null();
+                    for _ in 0..4 {
+                        clocks.null();
+                    }
                     clocks.i64(0);
                 }
             }

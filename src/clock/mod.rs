@@ -19,6 +19,11 @@ use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
 
+mod fit;
+pub mod markers;
+pub use fit::fit_points;
+use fit::Measured;
+
 const NS: i128 = 1_000_000_000;
 
 /// Seconds as a double (MPE's clock) to the nearest nanosecond, exactly:
@@ -216,6 +221,13 @@ pub struct HostClock {
     pub lines_used: usize,
     /// Number of sync lines the file has for this host.
     pub lines: usize,
+    /// How far the map may be off: the farthest of three sync lines or
+    /// more from it (the messages' band for an estimate); `None` when
+    /// nothing says (one or two lines).
+    pub band: Option<i64>,
+    /// A drift the lines gave but that was not applied (ppm, and how far
+    /// it moves the clock across the lines): within their scatter.
+    pub dropped: Option<(f64, i64)>,
 }
 
 /// All hosts of a sync file.
@@ -294,15 +306,18 @@ impl SyncTable {
         drop(index);
         let hosts = hosts
             .into_iter()
-            .map(|m| {
+            .map(|mut m| {
                 let (map, used) = m
                     .fit()
                     .map_err(|why| Error::in_file(path, m.failure(why)))?;
+                let (map, band, dropped) = m.judge(map);
                 Ok(HostClock {
                     host: m.host.clone(),
                     map,
                     lines_used: used,
                     lines: m.lines,
+                    band,
+                    dropped,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -311,6 +326,11 @@ impl SyncTable {
             hosts,
             by_key: std::cell::OnceCell::new(),
         })
+    }
+
+    /// A host's clock by its name in the table.
+    pub fn host_clock(&self, name: &str) -> Option<&HostClock> {
+        self.hosts.iter().find(|h| &*h.host == name)
     }
 
     /// A table of maps found otherwise (from the messages).
@@ -357,148 +377,6 @@ impl SyncTable {
             (h.map, &*h.host, h.lines_used)
         })
     }
-}
-
-/// What the fits need of one host's measurements, gathered as the file
-/// is read: the first and last (local, reference) points and, for least
-/// squares, sums relative to the first point.
-struct Measured {
-    host: Arc<str>,
-    first: (i64, i64),
-    last: (i64, i64),
-    first_line: u64,
-    last_line: u64,
-    lines: usize,
-    /// Boxed: the default fit needs none, and most hosts have two lines.
-    sums: Option<Box<Sums>>,
-}
-
-/// Σx, Σy, Σx², Σxy of points relative to the first one, in i128.
-#[derive(Default)]
-struct Sums {
-    sx: i128,
-    sy: i128,
-    sxx: i128,
-    sxy: i128,
-}
-
-impl Measured {
-    fn new(host: Arc<str>, point: (i64, i64), line: u64, fit: SyncFit) -> Measured {
-        Measured {
-            host,
-            first: point,
-            last: point,
-            first_line: line,
-            last_line: line,
-            lines: 1,
-            sums: (fit == SyncFit::LeastSquares).then(Box::default),
-        }
-    }
-
-    fn add(&mut self, point: (i64, i64), line: u64) -> std::result::Result<(), String> {
-        self.last = point;
-        self.last_line = line;
-        self.lines += 1;
-        if let Some(s) = &mut self.sums {
-            let x = i128::from(point.0) - i128::from(self.first.0);
-            let y = i128::from(point.1) - i128::from(self.first.1);
-            let too_far = || "measurements too far apart for a least-squares fit".to_string();
-            s.sx = s.sx.checked_add(x).ok_or_else(too_far)?;
-            s.sy = s.sy.checked_add(y).ok_or_else(too_far)?;
-            let xx = x.checked_mul(x).ok_or_else(too_far)?;
-            let xy = x.checked_mul(y).ok_or_else(too_far)?;
-            s.sxx = s.sxx.checked_add(xx).ok_or_else(too_far)?;
-            s.sxy = s.sxy.checked_add(xy).ok_or_else(too_far)?;
-        }
-        Ok(())
-    }
-
-    /// The error naming the host and where its lines are.
-    fn failure(&self, why: String) -> String {
-        let lines = match self.lines {
-            1 => format!("line {}", self.first_line),
-            2 => format!("lines {}, {}", self.first_line, self.last_line),
-            n => format!("{n} lines, {} to {}", self.first_line, self.last_line),
-        };
-        format!("host `{}` ({lines}): {why}", self.host)
-    }
-
-    /// The map and the number of lines it was computed from.
-    fn fit(&self) -> std::result::Result<(ClockMap, usize), String> {
-        let ((t_o, r_o), (t_n, r_n)) = (self.first, self.last);
-        if self.lines == 1 {
-            return Ok((ClockMap::linear(t_o, r_o, 1, 1), 1));
-        }
-        if let Some(s) = self.sums.as_ref().filter(|_| self.lines > 2) {
-            return least_squares(self.first, self.lines, s).map(|m| (m, self.lines));
-        }
-        let den = i128::from(t_n) - i128::from(t_o);
-        let num = i128::from(r_n) - i128::from(r_o);
-        if den <= 0 {
-            return Err("the last measurement's host time is not later than the first's".into());
-        }
-        if num <= 0 {
-            return Err(
-                "the last measurement's reference time is not later than the first's".into(),
-            );
-        }
-        Ok((ClockMap::linear(t_o, r_o, num, den), 2))
-    }
-}
-
-/// The least-squares line through `points` (local, reference) as an
-/// exact map; `None` when they cannot make one (fewer than two distinct
-/// local times, a reference clock that does not advance, sums beyond
-/// i128).
-pub fn fit_points(points: &[(i64, i64)]) -> Option<ClockMap> {
-    let (&first, rest) = points.split_first()?;
-    let mut m = Measured::new("".into(), first, 0, SyncFit::LeastSquares);
-    for &p in rest {
-        m.add(p, 0).ok()?;
-    }
-    least_squares(first, m.lines, m.sums.as_deref()?).ok()
-}
-
-/// Least-squares line through all points, as an exact map through a point
-/// near the centroid, from sums relative to the first point `(x0, y0)`;
-/// the slope fraction is reduced to < 2^50 so the map stays in i128 for
-/// any time, which bounds its relative error by 1e-15 (under 1 ns over 11
-/// days).
-fn least_squares(
-    (x0, y0): (i64, i64),
-    n: usize,
-    s: &Sums,
-) -> std::result::Result<ClockMap, String> {
-    let n = n as i128;
-    let too_far = || "measurements too far apart for a least-squares fit".to_string();
-    let mut num = n
-        .checked_mul(s.sxy)
-        .and_then(|a| a.checked_sub(s.sx.checked_mul(s.sy)?))
-        .ok_or_else(too_far)?;
-    let mut den = n
-        .checked_mul(s.sxx)
-        .and_then(|a| a.checked_sub(s.sx.checked_mul(s.sx)?))
-        .ok_or_else(too_far)?;
-    if den <= 0 {
-        return Err("all measurements have the same host time".into());
-    }
-    if num <= 0 {
-        return Err("the reference clock does not advance with the host clock".into());
-    }
-    while den >= 1 << 50 {
-        num >>= 1;
-        den >>= 1;
-    }
-    // Anchor at x_c = floor(mean x); y_c = mean y + slope * (x_c - mean x).
-    let xc = s.sx.div_euclid(n);
-    let yc =
-        s.sy.checked_mul(den)
-            .and_then(|a| a.checked_add(num.checked_mul(n.checked_mul(xc)?.checked_sub(s.sx)?)?))
-            .ok_or_else(too_far)?
-            .div_euclid(n * den);
-    let lo = i64::try_from(i128::from(x0) + xc).map_err(|_| "time out of range")?;
-    let lo_ref = i64::try_from(i128::from(y0) + yc).map_err(|_| "time out of range")?;
-    Ok(ClockMap::linear(lo, lo_ref, num, den))
 }
 
 #[cfg(test)]
