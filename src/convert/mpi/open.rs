@@ -256,7 +256,9 @@ impl Placing<'_> {
         for (w, (epoch, mpe, pid)) in self.anchors {
             if let Some(r) = ranks.get(w) {
                 all_notes.push(format!(
-                    "rank {w} on {}: pid {pid}, anchor {} at MPE time {} s, offset {}",
+                    // The anchor's epoch has microseconds, and its two clock
+                    // reads are a call apart: the placing's uncertainty.
+                    "rank {w} on {}: pid {pid}, anchor {} (± 1us) at MPE time {} s, offset {}",
                     r.host,
                     crate::time::seconds(*epoch),
                     crate::time::seconds(*mpe),
