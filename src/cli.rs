@@ -66,6 +66,11 @@ Examples (from the top of a checkout; they use the shipped examples/):
     -ganglia examples/grid/domain-a.traced examples/grid/domain-b.traced \\
     -o grid.paje --tables grid.tables
 
+  # A page that draws every host's clock correction (opens from disk)
+  integrador -hierarchy hierarchies/grid.toml -sync examples/grid/timesync \\
+    -ganglia examples/grid/domain-a.traced examples/grid/domain-b.traced \\
+    --report clocks.html
+
   # Validate any Pajé trace with pj_dump's rules
   integrador check grid.paje
 
@@ -75,7 +80,8 @@ Examples (from the top of a checkout; they use the shipped examples/):
 Exit status: 0 complete output, 1 input or output problem (no output file
 is left), 2 usage problem (unknown or missing option, bad option value).
 Formats: docs/formats.md; the trace: docs/output.md; the tables:
-docs/tables.md; hierarchy files: hierarchies/README.md.";
+docs/tables.md; the clocks page: docs/clocks-report.md; hierarchy files:
+hierarchies/README.md.";
 
 /// What a bare `integrador` prints: a short usage, not clap's complaint
 /// about a missing `--output`.
@@ -136,7 +142,7 @@ pub struct Cli {
         short = 'o',
         long,
         value_name = "FILE",
-        required_unless_present = "tables",
+        required_unless_present_any = ["tables", "report"],
         help_heading = "Output"
     )]
     pub output: Option<String>,
@@ -145,6 +151,13 @@ pub struct Cli {
     /// only if integrador wrote it
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub tables: Option<PathBuf>,
+    /// Also (or only) write a page of the clocks (FILE.html, one file that
+    /// opens from disk): each host's correction drawn with its sync
+    /// measurements and the messages that bound it, causality per host
+    /// pair before and after, which input covers which host when, and the
+    /// summary (docs/clocks-report.md)
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub report: Option<PathBuf>,
     /// Write epoch seconds instead of times relative to T0 (for programs: a viewer's axis then starts in 1970)
     #[arg(long, help_heading = "Output")]
     pub absolute_time: bool,
@@ -229,6 +242,8 @@ pub struct Config {
     pub output: Option<Output>,
     /// The entity tables' directory.
     pub tables: Option<PathBuf>,
+    /// The clocks report page.
+    pub report: Option<PathBuf>,
     /// Epoch seconds in the output.
     pub absolute_time: bool,
     /// Reorder window, ns.
@@ -385,8 +400,12 @@ impl Cli {
         let output = match self.output.as_deref() {
             Some("-") => Some(Output::Stdout),
             Some(p) => Some(Output::File(PathBuf::from(p))),
-            None if self.tables.is_some() => None,
-            None => return Err(Error::usage("-o FILE (or --tables DIR) is required")),
+            None if self.tables.is_some() || self.report.is_some() => None,
+            None => {
+                return Err(Error::usage(
+                    "-o FILE (or --tables DIR, or --report FILE) is required",
+                ))
+            }
         };
         Ok(Config {
             sync: self.sync.clone(),
@@ -396,6 +415,7 @@ impl Cli {
             hierarchy: self.hierarchy.clone(),
             output,
             tables: self.tables.clone(),
+            report: self.report.clone(),
             absolute_time: self.absolute_time,
             reorder_window: self.reorder_window,
             quiet: self.quiet,

@@ -33,6 +33,8 @@ pub struct ClockUse {
     /// A drift the sync lines gave but within their scatter, not applied:
     /// (ppm, how far it moves the clock across the lines).
     pub dropped: Option<(f64, i64)>,
+    /// The sync measurements that bound its line, (local, reference).
+    pub points: Vec<(i64, i64)>,
 }
 
 /// The clocks the sources ask for: each host's map from the sync file,
@@ -97,6 +99,7 @@ impl<'a> Lookup<'a> {
                 map,
                 band: clock.and_then(|c| c.band),
                 dropped: clock.and_then(|c| c.dropped),
+                points: clock.map(|c| c.points.clone()).unwrap_or_default(),
             });
         }
         found.map(|(m, _, _)| m)

@@ -24,6 +24,7 @@ pub mod order;
 pub mod outdir;
 pub mod output;
 pub mod outputs;
+pub mod page;
 pub mod paje;
 pub mod prefetch;
 pub mod progress;

@@ -11,7 +11,11 @@ use std::path::PathBuf;
 
 /// Every output format.
 pub fn outputs() -> Vec<Box<dyn OutputKind>> {
-    vec![Box::new(PajeText), Box::new(EntityTables)]
+    vec![
+        Box::new(PajeText),
+        Box::new(EntityTables),
+        Box::new(ClocksPage),
+    ]
 }
 
 /// The Pajé trace of `-o`.
@@ -92,6 +96,37 @@ impl OutputKind for EntityTables {
         } else {
             Box::new(Staged::new(Tables::create(&dir, 0)?, commit))
         })
+    }
+}
+
+/// The clocks report page of `--report FILE.html` (src/page).
+pub struct ClocksPage;
+
+impl OutputKind for ClocksPage {
+    fn name(&self) -> &'static str {
+        "clocks report page"
+    }
+
+    fn target(&self, cfg: &Config) -> Option<Output> {
+        cfg.report.clone().map(Output::File)
+    }
+
+    fn start(
+        &self,
+        _cfg: &Config,
+        place: Place,
+        commit: CommitWith<Place>,
+        _origin: i64,
+    ) -> io::Result<Box<dyn TraceSink>> {
+        let Place::File(out) = place else {
+            return Err(io::Error::other("a report page is a file"));
+        };
+        let commit: CommitWith<crate::output::Sink> = Box::new(move |s| commit(Place::File(s)));
+        // It only watches the events: on the run's thread.
+        Ok(Box::new(Staged::new(
+            crate::page::Coverage::new(out),
+            commit,
+        )))
     }
 }
 

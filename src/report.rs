@@ -41,6 +41,8 @@ pub struct RunReport {
     pub output: Option<Output>,
     /// Where the entity tables went.
     pub tables: Option<std::path::PathBuf>,
+    /// Where the clocks page went.
+    pub page: Option<std::path::PathBuf>,
 }
 
 /// The report of a finished run.
@@ -65,6 +67,8 @@ pub struct Finished<'a> {
     pub output: Option<Output>,
     /// The entity tables.
     pub tables: Option<std::path::PathBuf>,
+    /// The clocks page.
+    pub page: Option<std::path::PathBuf>,
 }
 
 impl Finished<'_> {
@@ -112,6 +116,7 @@ impl Finished<'_> {
             warnings,
             output: self.output,
             tables: self.tables,
+            page: self.page,
         }
     }
 }
@@ -134,6 +139,7 @@ impl RunReport {
             warnings: Vec::new(),
             output: None,
             tables: None,
+            page: None,
         }
     }
 

@@ -139,6 +139,7 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
         sync: run_clocks.sync(),
         output: cfg.output.clone(),
         tables: cfg.tables.clone(),
+        page: cfg.report.clone(),
     };
     // The sinks hear the run's report before they end (a format that keeps
     // its provenance stores it), and every output is made whole only

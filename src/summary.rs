@@ -44,9 +44,15 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
         .tables
         .as_ref()
         .map(|d| format!("the tables in {}", d.display()));
-    let target = match (trace, tables) {
-        (Some(t), Some(d)) => format!("{t} and {d}"),
-        (t, d) => t.or(d).unwrap_or_default(),
+    let page = r
+        .page
+        .as_ref()
+        .map(|p| format!("the clocks page {}", p.display()));
+    let written: Vec<String> = [trace, tables, page].into_iter().flatten().collect();
+    let target = match written.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
     };
     writeln!(
         out,
@@ -57,6 +63,12 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
         crate::time::millis(r.origin),
         crate::time::utc(r.origin)
     )?;
+    write_body(out, r)
+}
+
+/// The summary but for its first line (what was written, which a page
+/// written before the other outputs end cannot say).
+pub fn write_body(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
     write_sources(out, r)?;
     write_hosts(out, r)?;
     write_clocks(out, r)?;

@@ -53,6 +53,29 @@ impl Measured {
         }
     }
 
+    /// The measurements on the hulls (all of few), absolute, in order.
+    pub(super) fn points(&mut self) -> Vec<(i64, i64)> {
+        self.upper.fold(true);
+        self.lower.fold(false);
+        let mut v: Vec<(i64, i64)> = self
+            .upper
+            .pts
+            .iter()
+            .chain(&self.lower.pts)
+            .chain([&(0, 0)])
+            .map(|&(x, y)| {
+                (
+                    self.first.0.saturating_add(x),
+                    self.first.1.saturating_add(y),
+                )
+            })
+            .collect();
+        v.push(self.last);
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     /// The map's band and whether its drift stands: with three lines or
     /// more, the farthest from the map is how far a line may be off, and
     /// a drift that moves the clock across the lines by no more than twice

@@ -228,6 +228,10 @@ pub struct HostClock {
     /// A drift the lines gave but that was not applied (ppm, and how far
     /// it moves the clock across the lines): within their scatter.
     pub dropped: Option<(f64, i64)>,
+    /// The measurements that bound the line, (local, reference): the
+    /// first and last, and those on the hulls of three or more (the
+    /// report page draws them).
+    pub points: Vec<(i64, i64)>,
 }
 
 /// All hosts of a sync file.
@@ -311,6 +315,7 @@ impl SyncTable {
                     .fit()
                     .map_err(|why| Error::in_file(path, m.failure(why)))?;
                 let (map, band, dropped) = m.judge(map);
+                let points = m.points();
                 Ok(HostClock {
                     host: m.host.clone(),
                     map,
@@ -318,6 +323,7 @@ impl SyncTable {
                     lines: m.lines,
                     band,
                     dropped,
+                    points,
                 })
             })
             .collect::<Result<Vec<_>>>()?;

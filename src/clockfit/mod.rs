@@ -175,6 +175,18 @@ impl Estimator {
             .collect()
     }
 
+    /// Every pair's hull: (A, B, messages A→B's points, B→A's), points
+    /// as [`PairHull::points`] gives them.
+    pub fn pair_points(&mut self) -> Vec<(String, String, Vec<pair::Point>, Vec<pair::Point>)> {
+        self.pairs
+            .iter_mut()
+            .map(|((a, b), hull)| {
+                let (f, r) = hull.points();
+                (a.clone(), b.clone(), f.to_vec(), r.to_vec())
+            })
+            .collect()
+    }
+
     /// Whether any message links two hosts.
     pub fn is_empty(&self) -> bool {
         self.pairs.is_empty()
@@ -379,6 +391,7 @@ impl Estimates {
                 lines: h.messages as usize,
                 band: h.bound.wide(),
                 dropped: None,
+                points: Vec::new(),
             })
             .collect();
         SyncTable::from_maps(self.reference.clone(), hosts)

@@ -259,6 +259,16 @@ impl PairHull {
         self.ignored += other.ignored;
     }
 
+    /// The points that bound the pair (x: the time on B's clock, y: A's
+    /// time less B's): those of messages A→B, then B→A, folded to their
+    /// hulls. Any extreme of a linear function of a message's two times
+    /// (its earliness on other clocks) is at one of them.
+    pub fn points(&mut self) -> (&[Point], &[Point]) {
+        self.below.fold(true);
+        self.above.fold(false);
+        (&self.below.pts, &self.above.pts)
+    }
+
     /// Messages in all.
     pub fn messages(&self) -> u64 {
         self.counts.0 + self.counts.1
