@@ -18,6 +18,18 @@ pub fn outputs() -> Vec<Box<dyn OutputKind>> {
     ]
 }
 
+/// A file output's place and commit, as the file's encoder takes them.
+fn file_of(
+    place: Place,
+    commit: CommitWith<Place>,
+    what: &str,
+) -> io::Result<(crate::output::Sink, CommitWith<crate::output::Sink>)> {
+    let Place::File(out) = place else {
+        return Err(io::Error::other(format!("{what} is a file")));
+    };
+    Ok((out, Box::new(move |s| commit(Place::File(s)))))
+}
+
 /// The Pajé trace of `-o`.
 pub struct PajeText;
 
@@ -38,10 +50,7 @@ impl OutputKind for PajeText {
         origin: i64,
     ) -> io::Result<Box<dyn TraceSink>> {
         use crate::paje::writer::PajeWriter;
-        let Place::File(out) = place else {
-            return Err(io::Error::other("a Pajé trace is a file"));
-        };
-        let commit: CommitWith<crate::output::Sink> = Box::new(move |s| commit(Place::File(s)));
+        let (out, commit) = file_of(place, commit, "a Pajé trace")?;
         let absolute = cfg.absolute_time;
         // On a thread of its own when the run may use threads and no text
         // decoder keeps the spare core busy (crate::prefetch::writer_thread):
@@ -118,10 +127,7 @@ impl OutputKind for ClocksPage {
         commit: CommitWith<Place>,
         _origin: i64,
     ) -> io::Result<Box<dyn TraceSink>> {
-        let Place::File(out) = place else {
-            return Err(io::Error::other("a report page is a file"));
-        };
-        let commit: CommitWith<crate::output::Sink> = Box::new(move |s| commit(Place::File(s)));
+        let (out, commit) = file_of(place, commit, "a report page")?;
         // It only watches the events: on the run's thread.
         Ok(Box::new(Staged::new(
             crate::page::Coverage::new(out),

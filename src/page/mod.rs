@@ -13,7 +13,7 @@ mod charts;
 mod html;
 
 use crate::hierarchy::Role;
-use crate::model::{ContainerId, Event, TypeId, ValueId};
+use crate::model::{ContainerId, Event};
 use crate::sink::{Book, Catalogue, Encoder, RunEnd, SinkStats};
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -145,35 +145,6 @@ impl<W: Write> Encoder for Coverage<W> {
     const INTERVALS: bool = false;
     type Out = W;
 
-    fn declare_type<C: Catalogue + ?Sized>(
-        &mut self,
-        _: &C,
-        _: &Book,
-        _: TypeId,
-    ) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn declare_value<C: Catalogue + ?Sized>(
-        &mut self,
-        _: &C,
-        _: &Book,
-        _: ValueId,
-        _: Option<&str>,
-    ) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn create<C: Catalogue + ?Sized>(
-        &mut self,
-        _: &C,
-        _: &Book,
-        _: ContainerId,
-        _: i64,
-    ) -> io::Result<()> {
-        Ok(())
-    }
-
     fn event<C: Catalogue + ?Sized>(
         &mut self,
         cat: &C,
@@ -190,16 +161,6 @@ impl<W: Write> Encoder for Coverage<W> {
                 }
             }
         }
-        Ok(())
-    }
-
-    fn destroy<C: Catalogue + ?Sized>(
-        &mut self,
-        _: &C,
-        _: &Book,
-        _: ContainerId,
-        _: i64,
-    ) -> io::Result<()> {
         Ok(())
     }
 

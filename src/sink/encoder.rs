@@ -190,29 +190,37 @@ pub trait Encoder {
     /// times, values or link halves for it.
     const INTERVALS: bool;
     /// A type, first used (its parents and link ends declared before).
+    /// A format that names nothing (a watcher) leaves these three as they
+    /// are.
     fn declare_type<C: Catalogue + ?Sized>(
         &mut self,
-        cat: &C,
-        book: &Book,
-        ty: TypeId,
-    ) -> io::Result<()>;
+        _cat: &C,
+        _book: &Book,
+        _ty: TypeId,
+    ) -> io::Result<()> {
+        Ok(())
+    }
     /// A value, first used, with its colour (given when the hierarchy
     /// names none; only state values are coloured so).
     fn declare_value<C: Catalogue + ?Sized>(
         &mut self,
-        cat: &C,
-        book: &Book,
-        v: ValueId,
-        color: Option<&str>,
-    ) -> io::Result<()>;
+        _cat: &C,
+        _book: &Book,
+        _v: ValueId,
+        _color: Option<&str>,
+    ) -> io::Result<()> {
+        Ok(())
+    }
     /// A container, created before its first use at `time`.
     fn create<C: Catalogue + ?Sized>(
         &mut self,
-        cat: &C,
-        book: &Book,
-        c: ContainerId,
-        time: i64,
-    ) -> io::Result<()>;
+        _cat: &C,
+        _book: &Book,
+        _c: ContainerId,
+        _time: i64,
+    ) -> io::Result<()> {
+        Ok(())
+    }
     /// An event as a stack-ruled format writes it: never an
     /// [`Op::EndState`], never a pop on an empty stack. `state` tells
     /// whether its type is a state type.
@@ -230,11 +238,13 @@ pub trait Encoder {
     /// A container destroyed at `time`, after its children.
     fn destroy<C: Catalogue + ?Sized>(
         &mut self,
-        cat: &C,
-        book: &Book,
-        c: ContainerId,
-        time: i64,
-    ) -> io::Result<()>;
+        _cat: &C,
+        _book: &Book,
+        _c: ContainerId,
+        _time: i64,
+    ) -> io::Result<()> {
+        Ok(())
+    }
     /// What is left when the output is complete (the stream written to).
     type Out;
     /// The end: everything written and flushed. `stats` has the replay's

@@ -20,47 +20,12 @@ impl Encoder for Quiet {
     const INTERVALS: bool = false;
     type Out = ();
 
-    fn declare_type<C: Catalogue + ?Sized>(
-        &mut self,
-        _: &C,
-        _: &Book,
-        _: TypeId,
-    ) -> io::Result<()> {
-        Ok(())
-    }
-    fn declare_value<C: Catalogue + ?Sized>(
-        &mut self,
-        _: &C,
-        _: &Book,
-        _: ValueId,
-        _: Option<&str>,
-    ) -> io::Result<()> {
-        Ok(())
-    }
-    fn create<C: Catalogue + ?Sized>(
-        &mut self,
-        _: &C,
-        _: &Book,
-        _: ContainerId,
-        _: i64,
-    ) -> io::Result<()> {
-        Ok(())
-    }
     fn event<C: Catalogue + ?Sized>(
         &mut self,
         _: &C,
         _: &Book,
         _: &Event,
         _: bool,
-    ) -> io::Result<()> {
-        Ok(())
-    }
-    fn destroy<C: Catalogue + ?Sized>(
-        &mut self,
-        _: &C,
-        _: &Book,
-        _: ContainerId,
-        _: i64,
     ) -> io::Result<()> {
         Ok(())
     }
