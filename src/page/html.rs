@@ -261,6 +261,15 @@ fn hosts_section(
                     format!("{}{band}", a.what)
                 },
             );
+            let outside = s
+                .sync
+                .iter()
+                .filter(|p| p.0 < span.0 || p.0 > span.1)
+                .count();
+            let what = match outside {
+                0 => what,
+                n => format!("{what}; {n} sync measurement(s) outside the run's span, not drawn"),
+            };
             let svg = charts::host(s, span).unwrap_or_else(|e| {
                 format!("<p class=\"warn\">chart: {}</p>", esc(&e.to_string()))
             });
