@@ -175,14 +175,21 @@ impl Estimator {
             .collect()
     }
 
-    /// Every pair's hull: (A, B, messages A→B's points, B→A's), points
-    /// as [`PairHull::points`] gives them.
-    pub fn pair_points(&mut self) -> Vec<(String, String, Vec<pair::Point>, Vec<pair::Point>)> {
+    /// Every pair's hull: A, B, its messages, and the points of the
+    /// messages A→B and B→A as [`PairHull::points`] gives them.
+    pub fn pair_points(&mut self) -> Vec<PairPoints> {
         self.pairs
             .iter_mut()
             .map(|((a, b), hull)| {
+                let messages = hull.messages();
                 let (f, r) = hull.points();
-                (a.clone(), b.clone(), f.to_vec(), r.to_vec())
+                PairPoints {
+                    a: a.clone(),
+                    b: b.clone(),
+                    messages,
+                    forward: f.to_vec(),
+                    back: r.to_vec(),
+                }
             })
             .collect()
     }
@@ -486,6 +493,21 @@ fn describe(h: &HostFit, origin: i64) -> String {
             signed(offset)
         ),
     }
+}
+
+/// The messages that bound one pair of hosts (A before B by name).
+#[derive(Debug, Clone)]
+pub struct PairPoints {
+    /// A.
+    pub a: String,
+    /// B.
+    pub b: String,
+    /// Messages both ways, from every source.
+    pub messages: u64,
+    /// Hull points of the messages A→B: (time on B, A's less B's).
+    pub forward: Vec<pair::Point>,
+    /// Those of the messages B→A.
+    pub back: Vec<pair::Point>,
 }
 
 /// What the messages of one pair of hosts say.

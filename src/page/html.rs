@@ -109,7 +109,8 @@ pub fn page(r: &RunReport, cover: &[(u32, String, Cover)]) -> String {
     }
     let mut series: BTreeMap<String, HostSeries> = BTreeMap::new();
     let mut pairs = Vec::new();
-    for (a, b, fwd, back) in est.pair_points() {
+    for p in est.pair_points() {
+        let (a, b, fwd, back) = (p.a, p.b, p.forward, p.back);
         let (ma, mb) = (map_of(&a), map_of(&b));
         let mut before = 0i64;
         for &(x, y) in &fwd {
@@ -134,7 +135,7 @@ pub fn page(r: &RunReport, cover: &[(u32, String, Cover)]) -> String {
                 .push((secs(x + y), (correction(&ma, x + y) - y) as f64 / 1e6));
         }
         let (after_count, worst) = after.get(&ordered(&a, &b)).copied().unwrap_or_default();
-        let messages = est_messages(r, &a, &b);
+        let messages = p.messages;
         pairs.push(PairRow {
             a,
             b,
@@ -213,17 +214,6 @@ fn ordered(a: &str, b: &str) -> (String, String) {
     } else {
         (b.to_string(), a.to_string())
     }
-}
-
-/// Messages between `a` and `b` over every source.
-fn est_messages(r: &RunReport, a: &str, b: &str) -> u64 {
-    r.sources
-        .iter()
-        .filter_map(|s| s.messages.as_ref())
-        .flat_map(|m| m.clocks.pairs())
-        .filter(|(x, y, _)| (*x == a && *y == b) || (*x == b && *y == a))
-        .map(|(_, _, h)| h.messages())
-        .sum()
 }
 
 fn hosts_section(
