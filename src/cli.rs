@@ -164,6 +164,19 @@ pub struct Cli {
     /// How far back in time a source may step and still be sorted
     #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = crate::time::parse_duration, allow_hyphen_values = true, help_heading = "Output")]
     pub reorder_window: i64,
+    /// Write only the window from T1 on (epoch seconds, as 1795264448.5,
+    /// or a duration after T0, as +90s): Pajé cut at its edges, tables by
+    /// the rows that end in it (docs/windows.md)
+    #[arg(long, value_name = "T1", value_parser = crate::time::parse_instant, allow_hyphen_values = true, help_heading = "Window")]
+    pub from: Option<crate::time::Instant>,
+    /// Write only the window before T2 (as --from)
+    #[arg(long, value_name = "T2", value_parser = crate::time::parse_instant, allow_hyphen_values = true, help_heading = "Window")]
+    pub to: Option<crate::time::Instant>,
+    /// Reference points in the tables (checkpoints of what is open) every
+    /// DURATION of the run's time, so that any window opens from the
+    /// nearest; default: every hour and every 1 Mi rows; 0: none
+    #[arg(long, value_name = "DURATION", value_parser = crate::time::parse_duration, help_heading = "Window")]
+    pub checkpoint_every: Option<i64>,
     /// No progress, no summary (warnings are still printed)
     #[arg(short = 'q', long, help_heading = "Output")]
     pub quiet: bool,
@@ -248,6 +261,12 @@ pub struct Config {
     pub absolute_time: bool,
     /// Reorder window, ns.
     pub reorder_window: i64,
+    /// The window's start.
+    pub from: Option<crate::time::Instant>,
+    /// The window's end.
+    pub to: Option<crate::time::Instant>,
+    /// Checkpoints every so many ns (0: none; `None`: the default).
+    pub checkpoint_every: Option<i64>,
     /// No progress, no summary.
     pub quiet: bool,
     /// Cores to use (0: all; 1: one thread).
@@ -418,9 +437,28 @@ impl Cli {
             report: self.report.clone(),
             absolute_time: self.absolute_time,
             reorder_window: self.reorder_window,
+            from: self.from,
+            to: self.to,
+            checkpoint_every: self.checkpoint_every,
             quiet: self.quiet,
             threads: self.threads,
         })
+    }
+}
+
+impl Config {
+    /// The window and checkpoints of a run with T0 at `origin`; T1 ≥ T2
+    /// is a usage error.
+    pub fn cut(&self, origin: i64) -> Result<crate::sink::Cut> {
+        let points = match self.checkpoint_every {
+            None => crate::sink::Points::default_at(origin),
+            Some(0) => crate::sink::Points::NONE,
+            Some(step) => crate::sink::Points {
+                every: Some((origin, step)),
+                rows: None,
+            },
+        };
+        crate::time::window(self.from, self.to, origin, points)
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::cli::{Config, Output};
 use crate::outdir::{DirTarget, Place};
 use crate::output::Target;
-use crate::sink::{CommitWith, Fanout, OutputKind, Staged, TraceSink};
+use crate::sink::{CommitWith, Cut, Fanout, OutputKind, Staged, TraceSink};
 use std::io;
 use std::path::PathBuf;
 
@@ -48,6 +48,7 @@ impl OutputKind for PajeText {
         place: Place,
         commit: CommitWith<Place>,
         origin: i64,
+        cut: Cut,
     ) -> io::Result<Box<dyn TraceSink>> {
         use crate::paje::writer::PajeWriter;
         let (out, commit) = file_of(place, commit, "a Pajé trace")?;
@@ -58,12 +59,13 @@ impl OutputKind for PajeText {
         // writer takes the rest. The bytes are the same either way, and
         // they reach the output in 256 KiB chunks.
         Ok(if crate::prefetch::writer_thread() {
-            Box::new(crate::sink::thread::OnThread::new(
+            Box::new(crate::sink::thread::OnThread::within(
                 move || PajeWriter::new(out, origin, absolute),
                 commit,
+                cut,
             ))
         } else {
-            Box::new(Staged::new(PajeWriter::new(out, origin, absolute)?, commit))
+            Box::new(Staged::new(PajeWriter::new(out, origin, absolute)?, commit).within(cut))
         })
     }
 }
@@ -90,6 +92,7 @@ impl OutputKind for EntityTables {
         place: Place,
         commit: CommitWith<Place>,
         _origin: i64,
+        cut: Cut,
     ) -> io::Result<Box<dyn TraceSink>> {
         use crate::tables::Tables;
         let Place::Dir(out) = place else {
@@ -98,12 +101,13 @@ impl OutputKind for EntityTables {
         let dir = out.dir().to_path_buf();
         let commit: CommitWith<u64> = Box::new(move |_| commit(Place::Dir(out)));
         Ok(if crate::prefetch::writer_thread() {
-            Box::new(crate::sink::thread::OnThread::new(
+            Box::new(crate::sink::thread::OnThread::within(
                 move || Tables::create(&dir, 0),
                 commit,
+                cut,
             ))
         } else {
-            Box::new(Staged::new(Tables::create(&dir, 0)?, commit))
+            Box::new(Staged::new(Tables::create(&dir, 0)?, commit).within(cut))
         })
     }
 }
@@ -126,13 +130,13 @@ impl OutputKind for ClocksPage {
         place: Place,
         commit: CommitWith<Place>,
         _origin: i64,
+        cut: Cut,
     ) -> io::Result<Box<dyn TraceSink>> {
         let (out, commit) = file_of(place, commit, "a report page")?;
         // It only watches the events: on the run's thread.
-        Ok(Box::new(Staged::new(
-            crate::page::Coverage::new(out),
-            commit,
-        )))
+        Ok(Box::new(
+            Staged::new(crate::page::Coverage::new(out), commit).within(cut),
+        ))
     }
 }
 
@@ -242,13 +246,14 @@ impl Outputs {
         self.created.iter().any(Place::partial_on_failure)
     }
 
-    /// The sinks of every output, T0 at `origin`, as one.
-    pub fn start(self, cfg: &Config, origin: i64) -> io::Result<Box<Fanout>> {
+    /// The sinks of every output, T0 at `origin`, of the window `cut`, as
+    /// one.
+    pub fn start(self, cfg: &Config, origin: i64, cut: Cut) -> io::Result<Box<Fanout>> {
         let mut sinks = Vec::new();
         for ((kind, planned), place) in self.kinds.into_iter().zip(self.created) {
             let shown = planned.shown();
             let commit = Box::new(move |place: Place| place.commit(&shown));
-            sinks.push(kind.start(cfg, place, commit, origin)?);
+            sinks.push(kind.start(cfg, place, commit, origin, cut)?);
         }
         Ok(Box::new(Fanout(sinks)))
     }

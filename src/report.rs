@@ -43,6 +43,8 @@ pub struct RunReport {
     pub tables: Option<std::path::PathBuf>,
     /// Where the clocks page went.
     pub page: Option<std::path::PathBuf>,
+    /// The window written (`--from`, `--to`) and the checkpoints asked for.
+    pub cut: crate::sink::Cut,
 }
 
 /// The report of a finished run.
@@ -69,6 +71,8 @@ pub struct Finished<'a> {
     pub tables: Option<std::path::PathBuf>,
     /// The clocks page.
     pub page: Option<std::path::PathBuf>,
+    /// The window.
+    pub cut: crate::sink::Cut,
 }
 
 impl Finished<'_> {
@@ -117,6 +121,7 @@ impl Finished<'_> {
             output: self.output,
             tables: self.tables,
             page: self.page,
+            cut: self.cut,
         }
     }
 }
@@ -140,6 +145,7 @@ impl RunReport {
             output: None,
             tables: None,
             page: None,
+            cut: crate::sink::Cut::default(),
         }
     }
 

@@ -103,7 +103,13 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     let origin = first.div_euclid(1_000_000) * 1_000_000;
     let progress = (!cfg.quiet && io::stderr().is_terminal())
         .then(|| Progress::new(Progress::total(&inputs, &options)));
-    let sink = outputs.start(cfg, origin);
+    let cut = cfg.cut(origin)?;
+    if let Some(to) = cut.to.filter(|&to| to <= first) {
+        // The message names the run's span: read to its end.
+        while merge.next(&mut reg)?.is_some() {}
+        return Err(outside(&merge, cut.from, to, origin));
+    }
+    let sink = outputs.start(cfg, origin, cut);
     let mut sink = sink.map_err(|e| io_error(WriteError::Io(e), &target_name, partial))?;
     let mut filters = Filters::for_merge(&merge);
     let written = write_all(
@@ -140,7 +146,11 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
         output: cfg.output.clone(),
         tables: cfg.tables.clone(),
         page: cfg.report.clone(),
+        cut,
     };
+    if let Some(from) = cut.from.filter(|&t| last_time(&merge).is_some_and(|last| t > last)) {
+        return Err(outside(&merge, Some(from), cut.to.unwrap_or(i64::MAX), origin));
+    }
     // The sinks hear the run's report before they end (a format that keeps
     // its provenance stores it), and every output is made whole only
     // once all are complete.
@@ -160,4 +170,30 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     }
     report.wrote(done.stats);
     Ok(report)
+}
+
+/// The last event time of the run's inputs.
+fn last_time(merge: &Merge) -> Option<i64> {
+    merge.sources().iter().filter_map(|s| s.stats().span).map(|(_, b)| b).max()
+}
+
+/// A window that holds no time of the run: a usage error naming the run's
+/// span (read to its end when it was not yet).
+fn outside(merge: &Merge, from: Option<i64>, to: i64, origin: i64) -> Error {
+    let spans = merge.sources().iter().filter_map(|s| s.stats().span);
+    let first = spans.clone().map(|(a, _)| a).min().unwrap_or(origin);
+    let last = spans.map(|(_, b)| b).max();
+    let s = crate::time::seconds;
+    let rel = |t: i64| format!("+{}s", crate::time::millis(t - origin));
+    let window = match from {
+        Some(a) => format!("[{}, {})", s(a), s(to)),
+        None => format!("before {}", s(to)),
+    };
+    let run = match last {
+        Some(b) => format!("[{}, {}] ({} to {} after T0)", s(first), s(b), rel(first), rel(b)),
+        None => format!("from {} on", s(first)),
+    };
+    Error::usage(format!(
+        "the window {window} holds no time of the run, which spans {run}"
+    ))
 }

@@ -63,7 +63,42 @@ pub fn write(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
         crate::time::millis(r.origin),
         crate::time::utc(r.origin)
     )?;
+    write_window(out, r)?;
     write_body(out, r)
+}
+
+/// The window written, and what reading up to it cost.
+fn write_window(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
+    let (cut, w) = (&r.cut, &r.written);
+    if !cut.is_window() {
+        return Ok(());
+    }
+    let edge = |t: Option<i64>, none: &str| match t {
+        Some(t) => format!(
+            "{} (+{}s)",
+            crate::time::seconds(t),
+            crate::time::millis(t - r.origin)
+        ),
+        None => none.to_string(),
+    };
+    writeln!(
+        out,
+        "  window: from {} to {}",
+        edge(cut.from, "the start"),
+        edge(cut.to, "the end")
+    )?;
+    if cut.from.is_some() {
+        writeln!(
+            out,
+            "    {} events before it were decoded and replayed, not written, in {:.3} s",
+            w.before_window,
+            w.opened_after_ns as f64 / 1e9
+        )?;
+    }
+    if w.checkpoints > 0 {
+        writeln!(out, "    {} checkpoints in the tables", w.checkpoints)?;
+    }
+    Ok(())
 }
 
 /// The summary but for its first line (what was written, which a page

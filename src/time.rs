@@ -281,6 +281,66 @@ pub fn parse_duration(s: &str) -> std::result::Result<i64, String> {
         .ok_or_else(|| format!("`{s}` is too long"))
 }
 
+/// A window's edge as the command line gives it (`--from`, `--to`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Instant {
+    /// Epoch nanoseconds on the reference clock.
+    Epoch(i64),
+    /// Nanoseconds after the run's T0.
+    AfterT0(i64),
+}
+
+impl Instant {
+    /// Its epoch nanoseconds, T0 at `origin`.
+    pub fn at(self, origin: i64) -> i64 {
+        match self {
+            Instant::Epoch(t) => t,
+            Instant::AfterT0(d) => origin.saturating_add(d),
+        }
+    }
+}
+
+/// `1795264448.25` (epoch seconds, exact to the nanosecond) or `+90s`
+/// (a duration after T0).
+pub fn parse_instant(s: &str) -> std::result::Result<Instant, String> {
+    if let Some(d) = s.strip_prefix('+') {
+        return parse_duration(d).map(Instant::AfterT0);
+    }
+    let bad = || format!("`{s}`: expected epoch seconds (1795264448.5) or a duration after T0 (+90s)");
+    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+    let digits = |x: &str| x.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits(whole) || !digits(frac) || frac.len() > 9 {
+        return Err(bad());
+    }
+    let secs: i64 = whole.parse().map_err(|_| bad())?;
+    let nanos: i64 = format!("{frac:0<9}").parse().map_err(|_| bad())?;
+    secs.checked_mul(1_000_000_000)
+        .and_then(|n| n.checked_add(nanos))
+        .map(Instant::Epoch)
+        .ok_or_else(bad)
+}
+
+/// The window `[from, to)` of a run with T0 at `origin`, with `points`;
+/// T1 ≥ T2 is a usage error.
+pub fn window(
+    from: Option<Instant>,
+    to: Option<Instant>,
+    origin: i64,
+    points: crate::sink::Points,
+) -> crate::error::Result<crate::sink::Cut> {
+    let (from, to) = (from.map(|t| t.at(origin)), to.map(|t| t.at(origin)));
+    if let (Some(a), Some(b)) = (from, to) {
+        if a >= b {
+            return Err(crate::error::Error::usage(format!(
+                "--from {} is not before --to {}: a window needs T1 < T2",
+                seconds(a),
+                seconds(b)
+            )));
+        }
+    }
+    Ok(crate::sink::Cut { from, to, points })
+}
+
 /// Formats nanoseconds for messages: `11ns`, `2.5ms`, `1.2s`.
 pub fn format_duration(ns: i64) -> String {
     let abs = ns.unsigned_abs();

@@ -10,75 +10,6 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use std::path::Path;
 
-/// Runs of every kind of source, from the shipped examples and fixtures.
-fn runs() -> Vec<(&'static str, Vec<String>)> {
-    let ex = root().join("examples");
-    let ex = |p: &str| ex.join(p).display().to_string();
-    let fx = |p: &str| fixture(p).display().to_string();
-    let h = |p: &str| root().join("hierarchies").join(p).display().to_string();
-    let arch = |p: &str| {
-        fixtures()
-            .join("pcp/multihost")
-            .join(p)
-            .display()
-            .to_string()
-    };
-    vec![
-        (
-            "readme",
-            vec![
-                "-hierarchy".into(),
-                h("mpi+os+ganglia+pcp.toml"),
-                "-mpi".into(),
-                ex("pingpong-localhost/mpi_pingpong.clog2"),
-                "-mpinodes".into(),
-                ex("pingpong-localhost/mpi.nodes"),
-                "-ganglia".into(),
-                ex("pingpong-localhost/ganglia.traced"),
-                "-os".into(),
-                ex("pingpong-localhost/vm.os"),
-                "-pcp".into(),
-                ex("pingpong-localhost/pcp/vm"),
-            ],
-        ),
-        (
-            "grid",
-            vec![
-                "-hierarchy".into(),
-                h("grid.toml"),
-                "-sync".into(),
-                ex("grid/timesync"),
-                "-ganglia".into(),
-                ex("grid/domain-a.traced"),
-                ex("grid/domain-b.traced"),
-            ],
-        ),
-        (
-            "deck",
-            vec![
-                "-deck".into(),
-                fx("rastro/deck-pingpong/rastro-0-0.rst"),
-                fx("rastro/deck-pingpong/rastro-1-0.rst"),
-            ],
-        ),
-        (
-            "ring",
-            vec![
-                "-mpi".into(),
-                fx("clog2/ring/ring.clog2"),
-                "-mpinodes".into(),
-                fx("clog2/ring/ring.nodes"),
-            ],
-        ),
-        (
-            "ftrace",
-            vec!["-os".into(), fx("sched/pingpong-pipe/ftrace.txt")],
-        ),
-        // An archive is named by its volumes' common base.
-        ("pcp", vec!["-pcp".into(), arch("node01"), arch("node02")]),
-    ]
-}
-
 /// Every row of a table, each as the text of the columns it keeps.
 fn rows(dir: &Path, table: &str, skip: &[&str]) -> Vec<String> {
     let file = std::fs::File::open(dir.join(format!("{table}.parquet"))).unwrap();
@@ -118,7 +49,7 @@ fn run_tables(name: &str, args: &[String], dir: &Path) -> (std::path::PathBuf, s
 #[test]
 fn a_runs_tables_equal_its_traces_replayed() {
     let tmp = tempdir();
-    for (name, args) in runs() {
+    for (name, args) in example_runs() {
         let (trace, tables) = run_tables(name, &args, tmp.path());
         let again = tmp.path().join(format!("{name}.replayed"));
         let o = integrador(&[
@@ -162,7 +93,7 @@ fn a_runs_tables_equal_its_traces_replayed() {
 #[test]
 fn the_tables_count_what_pj_dump_counts() {
     let tmp = tempdir();
-    for (name, args) in runs() {
+    for (name, args) in example_runs() {
         let (trace, tables) = run_tables(name, &args, tmp.path());
         let Some(lines) = pj_dump_lines(&trace) else {
             return;
@@ -190,7 +121,7 @@ fn the_tables_count_what_pj_dump_counts() {
 #[test]
 fn the_files_keep_the_contract() {
     let tmp = tempdir();
-    let (name, args) = runs().swap_remove(0);
+    let (name, args) = example_runs().swap_remove(0);
     let (_, tables) = run_tables(name, &args, tmp.path());
     for table in [
         "states",
@@ -258,7 +189,7 @@ fn the_files_keep_the_contract() {
 #[test]
 fn same_inputs_same_bytes_and_threads_change_nothing() {
     let tmp = tempdir();
-    let (name, args) = runs().swap_remove(0);
+    let (name, args) = example_runs().swap_remove(0);
     let (_, a) = run_tables(name, &args, tmp.path());
     let b = tmp.path().join("one-thread");
     let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -281,7 +212,7 @@ fn same_inputs_same_bytes_and_threads_change_nothing() {
 #[test]
 fn a_directory_not_ours_is_refused_and_kept() {
     let tmp = tempdir();
-    let (_, args) = runs().swap_remove(4);
+    let (_, args) = example_runs().swap_remove(4);
     let mine = tmp.path().join("mine");
     std::fs::create_dir(&mine).unwrap();
     std::fs::write(mine.join("notes.txt"), "keep").unwrap();
@@ -356,7 +287,7 @@ fn crate_marker() -> &'static str {
 #[test]
 fn a_damaged_trace_writes_no_tables() {
     let tmp = tempdir();
-    let (name, args) = runs().swap_remove(4);
+    let (name, args) = example_runs().swap_remove(4);
     let (trace, _) = run_tables(name, &args, tmp.path());
     let text = std::fs::read_to_string(&trace).unwrap();
     // A pop on a state row that was never pushed, after the header.
@@ -537,7 +468,7 @@ fn sorted(mut v: Vec<Line>) -> Vec<Line> {
 #[test]
 fn the_tables_are_pj_dumps_rows() {
     let tmp = tempdir();
-    for (name, args) in runs() {
+    for (name, args) in example_runs() {
         let (trace, tables) = run_tables(name, &args, tmp.path());
         let Some(lines) = pj_dump_lines(&trace) else {
             return;
@@ -577,7 +508,7 @@ fn the_tables_are_pj_dumps_rows() {
 fn every_row_names_its_input() {
     use parquet::record::RowAccessor;
     let tmp = tempdir();
-    let (name, args) = runs().swap_remove(0);
+    let (name, args) = example_runs().swap_remove(0);
     let (_, tables) = run_tables(name, &args, tmp.path());
     let kind: std::collections::HashMap<i32, String> = table(&tables, "inputs")
         .iter()
@@ -615,7 +546,7 @@ fn containers_say_their_pid_tid_and_rank() {
     use parquet::record::RowAccessor;
     let tmp = tempdir();
     let mut seen = std::collections::BTreeSet::new();
-    for (name, args) in runs() {
+    for (name, args) in example_runs() {
         let (_, tables) = run_tables(name, &args, tmp.path());
         let rows = table(&tables, "containers");
         let id = |r: &parquet::record::Row| r.get_long(0).unwrap();

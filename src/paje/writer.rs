@@ -201,6 +201,7 @@ impl<W: Write> PajeWriter<W> {
 
 impl<W: Write> Encoder for PajeWriter<W> {
     const INTERVALS: bool = false;
+    const CUT: bool = true;
     type Out = W;
 
     fn declare_type<C: Catalogue + ?Sized>(

@@ -182,6 +182,70 @@ pub enum Span {
     },
 }
 
+/// Something open at a reference point (a checkpoint, `docs/tables.md`):
+/// what a window that starts there must carry into it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Held {
+    /// A container alive, created at `since`.
+    Container {
+        /// The container.
+        container: ContainerId,
+        /// Its creation.
+        since: i64,
+    },
+    /// An open state.
+    State {
+        /// Its row's container.
+        container: ContainerId,
+        /// Its row's type.
+        ty: TypeId,
+        /// The state.
+        value: ValueId,
+        /// How many states were open under it when it started.
+        depth: u32,
+        /// Its start.
+        since: i64,
+        /// The input that began it.
+        source: u32,
+    },
+    /// A variable's current value.
+    Variable {
+        /// Its container.
+        container: ContainerId,
+        /// The variable.
+        ty: TypeId,
+        /// The value.
+        value: f64,
+        /// When it was set.
+        since: i64,
+        /// The input that set it.
+        source: u32,
+    },
+    /// A link whose one half was met.
+    Link {
+        /// The common ancestor of both ends.
+        container: ContainerId,
+        /// Link type.
+        ty: TypeId,
+        /// Link value.
+        value: ValueId,
+        /// Its start's container, when the start was met.
+        from: Option<ContainerId>,
+        /// Its end's container, when the end was met (first).
+        to: Option<ContainerId>,
+        /// The time of the half met.
+        since: i64,
+        /// Its key.
+        key: LinkKey,
+        /// Payload size (a start's).
+        size: i64,
+        /// Tag (a start's).
+        tag: i64,
+        /// The input of the half met.
+        source: u32,
+    },
+}
+
 /// What an output format says of the replayed run. Each call comes once
 /// everything it names was declared and created.
 pub trait Encoder {
@@ -189,6 +253,13 @@ pub trait Encoder {
     /// come (Pajé text) does not, and the replay then keeps no start
     /// times, values or link halves for it.
     const INTERVALS: bool;
+    /// How it shows a window of the run (`--from`/`--to`): cut at the
+    /// window's edges, as a viewer's trace of that time alone (what is
+    /// open at the start created and pushed there, everything closed at
+    /// the end: Pajé), or else by the completion rule (an interval in
+    /// the window where it ends, with its true start; what is open at the
+    /// end a [`Held`] at a checkpoint: the tables).
+    const CUT: bool = false;
     /// A type, first used (its parents and link ends declared before).
     /// A format that names nothing (a watcher) leaves these three as they
     /// are.
@@ -233,6 +304,18 @@ pub trait Encoder {
     ) -> io::Result<()>;
     /// A completed interval (only when [`Encoder::INTERVALS`]).
     fn span<C: Catalogue + ?Sized>(&mut self, _cat: &C, _book: &Book, _s: &Span) -> io::Result<()> {
+        Ok(())
+    }
+    /// Something open at the reference point `at` (only when
+    /// [`Encoder::INTERVALS`]): every [`Held`] of one point comes at once,
+    /// containers first.
+    fn checkpoint<C: Catalogue + ?Sized>(
+        &mut self,
+        _cat: &C,
+        _book: &Book,
+        _at: i64,
+        _held: &Held,
+    ) -> io::Result<()> {
         Ok(())
     }
     /// A container destroyed at `time`, after its children.

@@ -131,3 +131,18 @@ mod tests {
         assert_eq!(container_key(&a, a1), KNOWN_NODE01);
     }
 }
+
+/// A link's key from its type's key and its own key: the same in every
+/// window of the run (a counter of links met would not be).
+pub fn link_key<C: Catalogue + ?Sized>(cat: &C, ty_key: Key, key: crate::model::LinkKey) -> Key {
+    let mut h = XxHash64::with_seed(0);
+    h.write_u64(ty_key);
+    match cat.key_name(key) {
+        Some(name) => field(&mut h, name.as_bytes()),
+        None => {
+            h.write_u32(key.channel);
+            h.write_u64(key.seq);
+        }
+    }
+    h.finish()
+}

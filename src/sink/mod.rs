@@ -25,7 +25,7 @@ pub mod thread;
 
 pub use catalogue::Catalogue;
 pub use drive::{io_error, write_all, WriteError};
-pub use replay::{Book, Encoder, Replay, Span, SpanEnd};
+pub use replay::{Book, Cut, Encoder, Held, Points, Replay, Span, SpanEnd};
 
 use crate::model::{ContainerId, Event};
 use crate::registry::Registry;
@@ -56,6 +56,13 @@ pub struct SinkStats {
     /// What the format counts as its records (a Pajé trace's event lines,
     /// as `integrador check` counts them): the summary's first figure.
     pub records: u64,
+    /// Events replayed before the window's start (`--from`), not written.
+    pub before_window: u64,
+    /// How long the replay ran before the window opened (ns of wall
+    /// time; 0 without a window).
+    pub opened_after_ns: u64,
+    /// Checkpoints taken (reference points and the window's end).
+    pub checkpoints: u64,
 }
 
 /// What a sink is told when the run ends: the run's report as far as it
@@ -131,6 +138,14 @@ impl<E: Encoder> Staged<E> {
             commit,
         }
     }
+
+    /// The same, for the window `cut` of the run.
+    pub fn within(self, cut: Cut) -> Staged<E> {
+        Staged {
+            replay: self.replay.within(cut),
+            commit: self.commit,
+        }
+    }
 }
 
 impl<E: Encoder> TraceSink for Staged<E>
@@ -180,13 +195,15 @@ pub trait OutputKind {
         None
     }
     /// The sink writing to `place`, already created (a temporary file or
-    /// directory), with T0 at `origin`; `commit` makes it the output.
+    /// directory), with T0 at `origin`, of the window `cut` of the run;
+    /// `commit` makes it the output.
     fn start(
         &self,
         cfg: &crate::cli::Config,
         place: crate::outdir::Place,
         commit: CommitWith<crate::outdir::Place>,
         origin: i64,
+        cut: Cut,
     ) -> io::Result<Box<dyn TraceSink>>;
 }
 

@@ -13,7 +13,7 @@
 
 use super::catalogue::Replica;
 use super::replay::Ordinals;
-use super::{CommitWith, Done, Encoder, Replay, RunEnd, SinkStats, TraceSink};
+use super::{CommitWith, Cut, Done, Encoder, Replay, RunEnd, SinkStats, TraceSink};
 use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
 use crate::registry::{ContainerDef, Registry, TypeDef, TypeKind, ValueDef};
 use std::io;
@@ -115,10 +115,19 @@ where
         make: impl FnOnce() -> io::Result<E> + Send + 'static,
         commit: CommitWith<E::Out>,
     ) -> OnThread<E> {
+        OnThread::within(make, commit, Cut::default())
+    }
+
+    /// [`OnThread::new`] for the window `cut` of the run.
+    pub fn within(
+        make: impl FnOnce() -> io::Result<E> + Send + 'static,
+        commit: CommitWith<E::Out>,
+        cut: Cut,
+    ) -> OnThread<E> {
         let (tx, rx) = sync_channel::<Vec<Item>>(DEPTH);
         let (give, back) = sync_channel::<Vec<Item>>(DEPTH + 2);
         let done = crate::prefetch::spawn(move || -> Finished<E::Out> {
-            let mut replay = Replay::new(make()?);
+            let mut replay = Replay::new(make()?).within(cut);
             let mut defs = Replica::default();
             let mut end = None;
             for mut batch in rx {

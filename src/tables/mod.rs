@@ -9,6 +9,8 @@
 //! a thing is, the same in every run, window and task of the same inputs.
 
 pub mod columns;
+mod points;
+mod provenance;
 pub mod replay;
 
 use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
@@ -22,7 +24,7 @@ use std::path::Path;
 
 /// The version of the tables' schema, in the `run` table and every
 /// file's metadata; a reader refuses a directory of another.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// The file that marks a directory as a tables directory of ours: a
 /// directory without it is never replaced.
@@ -108,34 +110,6 @@ const VALUES: &[Col] = &[
     col("name", Kind::Str),
     opt("color", Kind::Str),
 ];
-const RUN: &[Col] = &[
-    col("schema_version", Kind::I32),
-    col("tool_version", Kind::Str),
-    col("t0_ns", Kind::I64),
-    col("events", Kind::I64),
-    col("warnings", Kind::I64),
-];
-const INPUTS: &[Col] = &[
-    col("source", Kind::I32),
-    col("kind", Kind::Str),
-    col("path", Kind::Str),
-    col("records", Kind::I64),
-    col("events", Kind::I64),
-    opt("first_ns", Kind::I64),
-    opt("last_ns", Kind::I64),
-    col("warnings", Kind::I64),
-];
-const HOST_ALIASES: &[Col] = &[col("name", Kind::Str), opt("container_id", Kind::I64)];
-const CLOCKS: &[Col] = &[
-    col("host", Kind::Str),
-    col("method", Kind::Str),
-    opt("reference", Kind::Str),
-    opt("offset_ns", Kind::I64),
-    opt("drift_ppm", Kind::F64),
-    opt("band_ns", Kind::I64),
-    col("points", Kind::I64),
-];
-
 /// A container created and not yet destroyed: when, and its place in the
 /// order a viewer shows rows.
 #[derive(Clone, Copy, Default)]
@@ -170,6 +144,7 @@ pub struct Tables {
     containers: Table,
     types: Table,
     values: Table,
+    checkpoints: Table,
     dir: std::path::PathBuf,
     /// Added to every time: a replayed trace's T0 (its times are from it).
     shift: i64,
@@ -177,7 +152,6 @@ pub struct Tables {
     vnames: Vec<Named>,
     alive: Vec<Alive>,
     next_order: i64,
-    next_link: i64,
     /// The rows' strings, by number.
     names: Names,
     /// The causes' words' numbers, by [`SpanEnd`]'s order.
@@ -238,13 +212,13 @@ impl Tables {
             containers: t("containers", CONTAINERS, Some(13))?,
             types: t("types", TYPES, None)?,
             values: t("values", VALUES, None)?,
+            checkpoints: t("checkpoints", points::CHECKPOINTS, Some(0))?,
             dir: dir.to_path_buf(),
             shift,
             tnames: Vec::new(),
             vnames: Vec::new(),
             alive: Vec::new(),
             next_order: 0,
-            next_link: 0,
             causes: [
                 SpanEnd::Pop,
                 SpanEnd::Set,
@@ -270,93 +244,6 @@ impl Tables {
             ContainerId::ROOT => 0,
             c => self.alive.get(c.0 as usize).map_or(0, |a| a.key),
         }
-    }
-
-    /// The run's provenance tables.
-    fn provenance(
-        &self,
-        end: &RunEnd,
-        stats: &SinkStats,
-        meta: &[(String, String)],
-    ) -> io::Result<()> {
-        let r = &end.report;
-        let mut run = Table::create(&self.dir, "run", RUN, None, &self.names, false)?;
-        run.i32(SCHEMA_VERSION);
-        run.text(env!("CARGO_PKG_VERSION"));
-        run.i64(r.origin + self.shift);
-        run.i64(stats.events as i64);
-        run.i64(r.warnings.len() as i64);
-        run.end()?;
-        run.close(meta)?;
-        let mut inputs = Table::create(&self.dir, "inputs", INPUTS, None, &self.names, false)?;
-        for (i, s) in r.sources.iter().enumerate() {
-            inputs.i32(i as i32);
-            inputs.text(s.kind);
-            inputs.text(&s.path.to_string_lossy());
-            inputs.i64(s.records as i64);
-            inputs.i64(s.events as i64);
-            match s.span {
-                Some((a, b)) => {
-                    inputs.i64(a);
-                    inputs.i64(b);
-                }
-                None => {
-                    inputs.null();
-                    inputs.null();
-                }
-            }
-            inputs.i64(s.warnings as i64);
-            inputs.end()?;
-        }
-        inputs.close(meta)?;
-        let mut clocks = Table::create(&self.dir, "clocks", CLOCKS, None, &self.names, false)?;
-        for c in &r.clocks {
-            clocks.text(&c.host);
-            match &c.map {
-                Some((_, map, points)) => {
-                    clocks.text(if c.from_messages { "messages" } else { "sync" });
-                    match &r.reference {
-                        Some(x) => clocks.text(x),
-                        None => clocks.null(),
-                    }
-                    clocks.i64(map.offset_at(r.origin));
-                    clocks.f64(map.drift_ppm());
-                    match c.band {
-                        Some(b) => clocks.i64(b),
-                        None => clocks.null(),
-                    }
-                    clocks.i64(*points as i64);
-                }
-                None => {
-                    clocks.text("none");
-                    for _ in 0..4 {
-                        clocks.null();
-                    }
-                    clocks.i64(0);
-                }
-            }
-            clocks.end()?;
-        }
-        clocks.close(meta)?;
-        let mut aliases = Table::create(
-            &self.dir,
-            "host_aliases",
-            HOST_ALIASES,
-            None,
-            &self.names,
-            false,
-        )?;
-        for (name, machine) in &end.hosts {
-            aliases.text(name);
-            // A machine that no event made a row of has no id.
-            match self.alive.get(machine.0 as usize).filter(|a| a.key != 0) {
-                Some(a) => aliases.i64(a.key),
-                None => aliases.null(),
-            }
-            aliases.end()?;
-        }
-        aliases.close(meta)?;
-        Ok(())
     }
 }
 
@@ -562,8 +449,7 @@ impl Encoder for Tables {
                 let ty = named(&self.tnames, &self.unknown, ty.0);
                 let v = named(&self.vnames, &self.unknown, value.0);
                 let (from, to) = (self.container(from), self.container(to));
-                let id = self.next_link;
-                self.next_link += 1;
+                let id = key(crate::sink::ids::link_key(cat, ty.key as u64, k));
                 let t = &mut self.links;
                 t.i64(id);
                 t.i64(ty.key);
@@ -585,6 +471,16 @@ impl Encoder for Tables {
                 t.end()
             }
         }
+    }
+
+    fn checkpoint<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        _: &Book,
+        at: i64,
+        held: &crate::sink::Held,
+    ) -> io::Result<()> {
+        self.hold(cat, at, held)
     }
 
     fn destroy<C: Catalogue + ?Sized>(
@@ -670,6 +566,7 @@ impl Encoder for Tables {
             self.containers,
             self.types,
             self.values,
+            self.checkpoints,
         ] {
             rows += t.close(&meta)?;
         }

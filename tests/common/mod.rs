@@ -367,3 +367,72 @@ impl Rng {
         self.next() % 100 < percent
     }
 }
+
+/// Runs of every kind of source, from the shipped examples and fixtures.
+pub fn example_runs() -> Vec<(&'static str, Vec<String>)> {
+    let ex = root().join("examples");
+    let ex = |p: &str| ex.join(p).display().to_string();
+    let fx = |p: &str| fixture(p).display().to_string();
+    let h = |p: &str| root().join("hierarchies").join(p).display().to_string();
+    let arch = |p: &str| {
+        fixtures()
+            .join("pcp/multihost")
+            .join(p)
+            .display()
+            .to_string()
+    };
+    vec![
+        (
+            "readme",
+            vec![
+                "-hierarchy".into(),
+                h("mpi+os+ganglia+pcp.toml"),
+                "-mpi".into(),
+                ex("pingpong-localhost/mpi_pingpong.clog2"),
+                "-mpinodes".into(),
+                ex("pingpong-localhost/mpi.nodes"),
+                "-ganglia".into(),
+                ex("pingpong-localhost/ganglia.traced"),
+                "-os".into(),
+                ex("pingpong-localhost/vm.os"),
+                "-pcp".into(),
+                ex("pingpong-localhost/pcp/vm"),
+            ],
+        ),
+        (
+            "grid",
+            vec![
+                "-hierarchy".into(),
+                h("grid.toml"),
+                "-sync".into(),
+                ex("grid/timesync"),
+                "-ganglia".into(),
+                ex("grid/domain-a.traced"),
+                ex("grid/domain-b.traced"),
+            ],
+        ),
+        (
+            "deck",
+            vec![
+                "-deck".into(),
+                fx("rastro/deck-pingpong/rastro-0-0.rst"),
+                fx("rastro/deck-pingpong/rastro-1-0.rst"),
+            ],
+        ),
+        (
+            "ring",
+            vec![
+                "-mpi".into(),
+                fx("clog2/ring/ring.clog2"),
+                "-mpinodes".into(),
+                fx("clog2/ring/ring.nodes"),
+            ],
+        ),
+        (
+            "ftrace",
+            vec!["-os".into(), fx("sched/pingpong-pipe/ftrace.txt")],
+        ),
+        // An archive is named by its volumes' common base.
+        ("pcp", vec!["-pcp".into(), arch("node01"), arch("node02")]),
+    ]
+}

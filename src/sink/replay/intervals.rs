@@ -2,12 +2,19 @@
 //! starts of open states, variables' current values, links' first halves,
 //! and the intervals they make when they end.
 
-use super::{slot, Current, Half, Open, Replay};
+use super::{give, slot, Current, Half, Open, Replay};
 use crate::model::{ContainerId, Event, Op, TypeId};
 use crate::sink::{Catalogue, Encoder, Span, SpanEnd};
 use std::io;
 
 impl<E: Encoder> Replay<E> {
+    /// Hands an interval to the encoder, if it takes intervals and the
+    /// window is open.
+    #[inline]
+    pub(super) fn put_span<C: Catalogue + ?Sized>(&mut self, cat: &C, span: &Span) -> io::Result<()> {
+        give(&mut self.enc, cat, &self.book, &mut self.gate, span)
+    }
+
     /// A state's interval, ended.
     pub(super) fn state_span<C: Catalogue + ?Sized>(
         &mut self,
@@ -28,7 +35,7 @@ impl<E: Encoder> Replay<E> {
             cause,
             source: open.source,
         };
-        self.enc.span(cat, &self.book, &span)
+        self.put_span(cat, &span)
     }
 
     /// Every state open in a row ends, innermost first.
@@ -102,7 +109,7 @@ impl<E: Encoder> Replay<E> {
             cause: SpanEnd::Set,
             source: last.source,
         };
-        self.enc.span(cat, &self.book, &span)
+        self.put_span(cat, &span)
     }
 
     /// A link's half: kept until the other comes, then the link.
@@ -178,7 +185,7 @@ impl<E: Encoder> Replay<E> {
             tag: s.tag,
             source: s.source,
         };
-        self.enc.span(cat, &self.book, &span)
+        self.put_span(cat, &span)
     }
 
     /// Closes what is open in `c` at `t` (intervals only).
@@ -212,7 +219,7 @@ impl<E: Encoder> Replay<E> {
                 cause,
                 source: v.source,
             };
-            self.enc.span(cat, &self.book, &span)?;
+            self.put_span(cat, &span)?;
         }
         Ok(())
     }

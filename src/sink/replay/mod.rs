@@ -19,8 +19,11 @@
 //! last value, a link's first half.
 
 mod intervals;
+mod window;
 
-pub use super::encoder::{Book, Encoder, Ordinals, Span, SpanEnd};
+pub use super::encoder::{Book, Encoder, Held, Ordinals, Span, SpanEnd};
+pub use window::{Cut, Points};
+use window::{give, Gate, Phase};
 use super::{Catalogue, RunEnd, SinkStats};
 use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
 use crate::registry::TypeKind;
@@ -94,6 +97,21 @@ pub struct Replay<E> {
     /// Links in flight by key (intervals only).
     halves: foldhash::HashMap<(u32, u64), Half>,
     stats: SinkStats,
+    /// The window and the reference points asked for.
+    cut: Cut,
+    /// Where the replay is in the window, and what it hands on.
+    gate: Gate,
+    /// Whether the starts, values and halves of what is open are kept
+    /// (for intervals, or to carry them into a window).
+    keep: bool,
+    /// By container id: its creation time.
+    made: Vec<i64>,
+    /// The counts when the window opened.
+    base: SinkStats,
+    /// The next regular reference point.
+    next_point: i64,
+    /// When the replay started, to measure the wait for the window.
+    started: std::time::Instant,
 }
 
 impl<E: Encoder> Replay<E> {
@@ -110,6 +128,13 @@ impl<E: Encoder> Replay<E> {
             var_at: foldhash::HashMap::default(),
             halves: foldhash::HashMap::default(),
             stats: SinkStats::default(),
+            cut: Cut::default(),
+            gate: Gate::default(),
+            keep: E::INTERVALS,
+            made: Vec::new(),
+            base: SinkStats::default(),
+            next_point: i64::MAX,
+            started: std::time::Instant::now(),
         }
     }
 
@@ -131,6 +156,9 @@ impl<E: Encoder> Replay<E> {
         order: &[ContainerId],
         time: i64,
     ) -> io::Result<()> {
+        if time >= self.gate.edge {
+            self.cross(cat, time)?;
+        }
         for &c in order {
             self.create(cat, c, time)?;
         }
@@ -139,6 +167,12 @@ impl<E: Encoder> Replay<E> {
 
     /// Replays one event.
     pub fn event<C: Catalogue + ?Sized>(&mut self, cat: &C, ev: &Event) -> io::Result<()> {
+        if ev.time >= self.gate.edge {
+            self.cross(cat, ev.time)?;
+        }
+        if self.gate.phase == Phase::After {
+            return self.after(cat, ev);
+        }
         // A replayed trace may step back (pj_dump reads it on, closing
         // at the last line's time); the merge never does.
         self.stats.last_time = Some(ev.time);
@@ -151,7 +185,7 @@ impl<E: Encoder> Replay<E> {
             } => {
                 self.create(cat, container, t)?;
                 self.declare_type(cat, ty)?;
-                if E::INTERVALS {
+                if self.keep {
                     self.set_variable(cat, container, ty, value, t)?;
                 }
                 self.stats.variables += 1;
@@ -163,7 +197,7 @@ impl<E: Encoder> Replay<E> {
                 value,
             } => {
                 let (c, i) = self.row_at(container, ty);
-                if E::INTERVALS {
+                if E::INTERVALS && self.gate.phase == Phase::In {
                     // Every state open in the row ends, innermost first,
                     // read in place (one lookup of the row, no move).
                     for open in self.rows[c][i].stack.iter().rev() {
@@ -177,7 +211,7 @@ impl<E: Encoder> Replay<E> {
                             cause: SpanEnd::Set,
                             source: open.source,
                         };
-                        self.enc.span(cat, &self.book, &span)?;
+                        give(&mut self.enc, cat, &self.book, &mut self.gate, &span)?;
                     }
                 }
                 let stack = &mut self.rows[c][i].stack;
@@ -254,8 +288,10 @@ impl<E: Encoder> Replay<E> {
             }
         };
         self.stats.events += 1;
-        self.enc.event(cat, &self.book, ev, state)?;
-        if E::INTERVALS {
+        if self.gate.phase == Phase::In {
+            self.enc.event(cat, &self.book, ev, state)?;
+        }
+        if self.keep {
             self.link_half(cat, ev)?;
         }
         Ok(())
@@ -291,8 +327,10 @@ impl<E: Encoder> Replay<E> {
         for op in pops.chain(pushes) {
             self.stats.events += 1;
             self.stats.states += 1;
-            self.enc
-                .event(cat, &self.book, &Event { time: t, op }, true)?;
+            if self.gate.phase == Phase::In {
+                self.enc
+                    .event(cat, &self.book, &Event { time: t, op }, true)?;
+            }
         }
         Ok(())
     }
@@ -442,7 +480,16 @@ impl<E: Encoder> Replay<E> {
             }
             self.children[p].push(c);
         }
+        if self.made.len() <= i {
+            self.made.resize(i + 1, 0);
+        }
+        self.made[i] = t;
         self.stats.containers += 1;
+        // A format that shows the window cut creates what is alive at its
+        // start there (`Replay::open`).
+        if E::CUT && self.gate.phase == Phase::Before {
+            return Ok(());
+        }
         self.enc.create(cat, &self.book, c, t)
     }
 
@@ -500,7 +547,11 @@ impl<E: Encoder> Replay<E> {
             if let Some(rows) = self.rows.get_mut(slot(x)) {
                 rows.clear();
             }
-            self.enc.destroy(cat, &self.book, x, t)?;
+            // Before the window it ended in no window's time; after it,
+            // its end is another window's.
+            if self.gate.phase == Phase::In {
+                self.enc.destroy(cat, &self.book, x, t)?;
+            }
         }
         Ok(())
     }
@@ -512,20 +563,28 @@ impl<E: Encoder> Replay<E> {
         cat: &C,
         end: &RunEnd,
     ) -> io::Result<(E::Out, SinkStats)> {
-        if let Some(t) = self.stats.last_time {
+        let last = match self.gate.phase {
+            // What was open at the window's end is in its checkpoint (or,
+            // cut, closed there).
+            Phase::After => self.cut.to.filter(|_| E::CUT),
+            // Nothing reached the window: nothing of it to end.
+            Phase::Before => None,
+            Phase::In => self.stats.last_time,
+        };
+        if let Some(t) = last {
             // Children are always created after their parents, so the
             // reverse creation order destroys children first.
             for c in std::mem::take(&mut self.created).into_iter().rev() {
                 if !self.alive.get(c.0 as usize).copied().unwrap_or(false) {
                     continue;
                 }
-                if E::INTERVALS {
+                if E::INTERVALS && self.gate.phase == Phase::In {
                     self.close_container(cat, c, t, SpanEnd::TraceEnd)?;
                 }
                 self.enc.destroy(cat, &self.book, c, t)?;
             }
         }
-        let mut stats = self.stats;
+        let mut stats = self.window_stats();
         let out = self.enc.finish(end, &mut stats)?;
         Ok((out, stats))
     }
