@@ -112,7 +112,7 @@ example: integrador -ganglia examples/grid/domain-a.traced -o ganglia.paje
     name = "integrador",
     version,
     after_help = EXAMPLES,
-    override_usage = "integrador [-ganglia FILES] [-pcp ARCHIVES] [-mpi FILES -mpinodes FILE] [-deck FILES] [-os FILES]\n                  [-sync FILE] [-hierarchy FILE] [OPTIONS] -o OUTPUT\n       integrador check TRACE\n       integrador tables TRACE --tables DIR\n       integrador completions SHELL | integrador man"
+    override_usage = "integrador [-ganglia FILES] [-pcp ARCHIVES] [-mpi FILES -mpinodes FILE] [-deck FILES] [-os FILES]\n                  [-sync FILE] [-hierarchy FILE] [OPTIONS] -o OUTPUT\n       integrador check TRACE\n       integrador tables TRACE --tables DIR\n       integrador paje TABLES... [--from T1] [--to T2] -o OUTPUT\n       integrador completions SHELL | integrador man"
 )]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Cli {
@@ -204,6 +204,25 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         tables: PathBuf,
     },
+    /// Write the Pajé trace of a window of a run from its tables (or from
+    /// the tables of its windows together), reading only the row groups
+    /// the window needs; without --from/--to, the whole run
+    ///
+    /// Example: integrador paje run.tables --from +3600s --to +3660s -o minute.paje
+    Paje {
+        /// The tables' directories (one run's, or its windows')
+        #[arg(required = true)]
+        tables: Vec<PathBuf>,
+        /// The window's start: epoch seconds or a duration after T0 (+90s)
+        #[arg(long, value_name = "T1", value_parser = crate::time::parse_instant, allow_hyphen_values = true)]
+        from: Option<crate::time::Instant>,
+        /// The window's end (excluded), as --from
+        #[arg(long, value_name = "T2", value_parser = crate::time::parse_instant, allow_hyphen_values = true)]
+        to: Option<crate::time::Instant>,
+        /// The Pajé trace to write; `-` writes to standard output
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: String,
+    },
     /// Print a shell completion script (e.g. `integrador completions bash > /etc/bash_completion.d/integrador`)
     Completions {
         /// The shell
@@ -227,7 +246,7 @@ pub enum Record {
 }
 
 /// The words that start a subcommand: what follows is the subcommand's.
-pub const SUBCOMMANDS: [&str; 5] = ["check", "completions", "man", "record", "tables"];
+pub const SUBCOMMANDS: [&str; 6] = ["check", "completions", "man", "paje", "record", "tables"];
 
 /// Where the trace goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

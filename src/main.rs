@@ -65,6 +65,31 @@ fn run() -> Result<ExitCode, Error> {
             }
             return Ok(ExitCode::SUCCESS);
         }
+        Some(Command::Paje {
+            tables,
+            from,
+            to,
+            output,
+        }) => {
+            let out = match output.as_str() {
+                "-" => integrador::cli::Output::Stdout,
+                p => integrador::cli::Output::File(p.into()),
+            };
+            let w = integrador::tables::window::to_paje(tables, *from, *to, &out)?;
+            if !cli.quiet {
+                eprintln!(
+                    "integrador: wrote {}: {} events from {} of the tables' {} row groups",
+                    match &out {
+                        integrador::cli::Output::Stdout => "standard output".to_string(),
+                        integrador::cli::Output::File(p) => p.display().to_string(),
+                    },
+                    w.events,
+                    w.groups_read,
+                    w.groups
+                );
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
         Some(Command::Completions { shell }) => {
             let mut text = Vec::new();
             clap_complete::generate(*shell, &mut line.command(), "integrador", &mut text);

@@ -7,49 +7,6 @@
 mod common;
 use common::*;
 use std::path::Path;
-use std::process::Command;
-
-fn have_vite() -> bool {
-    let ok = Command::new("sh")
-        .args(["-c", "command -v vite"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("INTEGRADOR_REQUIRE_VITE").as_deref() == Ok("1") {
-            panic!("ViTE is required (INTEGRADOR_REQUIRE_VITE=1) but not installed: apt-get install vite");
-        }
-        eprintln!("\n*** SKIPPED: ViTE not installed; the traces were NOT opened in ViTE (apt-get install vite) ***\n");
-    }
-    ok
-}
-
-/// Opens `trace` in ViTE offscreen; returns what it printed and its log.
-fn vite(trace: &Path) -> (String, String) {
-    let dir = tempdir();
-    let svg = dir.path().join("out.svg");
-    let o = Command::new("timeout")
-        .arg("120")
-        .arg("vite")
-        .arg(trace)
-        .arg("-e")
-        .arg(&svg)
-        .env("QT_QPA_PLATFORM", "offscreen")
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let log = std::fs::read_to_string(dir.path().join("log.txt")).unwrap_or_default();
-    assert!(
-        svg.exists(),
-        "ViTE exported nothing for {}:\n{printed}",
-        trace.display()
-    );
-    (printed, log)
-}
 
 /// The earliest time written, in seconds after T0.
 fn first_time(trace: &Path) -> f64 {

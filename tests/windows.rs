@@ -148,6 +148,29 @@ fn windows(end: i64, seed: u64) -> Vec<(i64, i64)> {
         .collect()
 }
 
+/// Writes the window `[from, to)` of the tables in `dirs` to `out`.
+fn paje_of(dirs: &[&Path], from: &str, to: &str, out: &Path) {
+    let mut args: Vec<&str> = vec!["paje"];
+    args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+    for (flag, t) in [("--from", from), ("--to", to)] {
+        if !t.is_empty() {
+            args.extend([flag, t]);
+        }
+    }
+    args.extend(["-o", out.to_str().unwrap()]);
+    let o = integrador(&args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+}
+
+/// Asserts that a window trace equals the cut it should, and that
+/// pj_dump and ViTE take it.
+fn assert_cut(trace: &Path, want: &[String], what: &str) {
+    let got = whole(&dump(trace));
+    assert!(got == want, "{what} differs from the cut\n{}", first_difference(want, &got));
+    assert_eq!(pj_dump_accepts(trace), Some(true), "{what}");
+    assert_vite_clean(trace, what);
+}
+
 #[test]
 fn windows_equal_the_cut_of_the_whole_trace() {
     if !have_pj_dump() {
@@ -156,59 +179,52 @@ fn windows_equal_the_cut_of_the_whole_trace() {
     let tmp = tempdir();
     for (i, (name, args)) in example_runs().into_iter().enumerate() {
         let full = tmp.path().join(format!("{name}.paje"));
+        // The run's tables with the default reference points (none in
+        // runs this short: one segment) and with one every 500 ms (many).
         let tables = tmp.path().join(format!("{name}.tables"));
+        let pointed = tmp.path().join(format!("{name}.pointed"));
         let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
         all.extend(["-q", "-o", full.to_str().unwrap()]);
         all.extend(["--tables", tables.to_str().unwrap()]);
         let o = integrador(&all);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+        all.extend(["-q", "--tables", pointed.to_str().unwrap(), "--checkpoint-every", "500ms"]);
+        let o = integrador(&all);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
         let rows = dump(&full);
+        // Without a window, the tables give the whole trace back.
+        for dir in [&tables, &pointed] {
+            let back = tmp.path().join(format!("{name}.back.paje"));
+            paje_of(&[dir], "", "", &back);
+            assert_cut(&back, &whole(&rows), &format!("{name}: the whole trace from {}", dir.display()));
+        }
         let end = rows
             .iter()
             .filter(|r| r[0] == "Container")
-            .map(|r| ns(&r[4]))
+            .map(|r| g_ns(&r[4]))
             .max()
             .unwrap();
+        let mut seen = 0;
         for (k, (t1, t2)) in windows(end, 61 + i as u64).into_iter().enumerate() {
             let want = cut(&rows, t1, t2);
+            seen += want.iter().filter(|r| !r.starts_with("Container")).count();
             let (from, to) = (format!("+{t1}ns"), format!("+{t2}ns"));
+            let what = |how: &str| format!("{name} window {k} [{}, {}) {how}", secs(t1), secs(t2));
             // From the integration.
             let w = tmp.path().join(format!("{name}.{k}.paje"));
             let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
             all.extend(["-q", "-o", w.to_str().unwrap(), "--from", &from, "--to", &to]);
             let o = integrador(&all);
             assert!(o.status.success(), "{name} [{from}, {to}): {}", stderr(&o));
-            let got = whole(&dump(&w));
-            assert!(
-                got == want,
-                "{name} window {k} [{}, {}): the integration's window differs from the cut\n{}",
-                secs(t1),
-                secs(t2),
-                first_difference(&want, &got)
-            );
-            assert_eq!(pj_dump_accepts(&w), Some(true), "{name} window {k}");
-            if std::env::var("W_NO_TABLES").is_ok() { continue; }
-            // From the tables.
-            let wt = tmp.path().join(format!("{name}.{k}.t.paje"));
-            let o = integrador(&[
-                "paje",
-                tables.to_str().unwrap(),
-                "--from",
-                &from,
-                "--to",
-                &to,
-                "-o",
-                wt.to_str().unwrap(),
-            ]);
-            assert!(o.status.success(), "{name} [{from}, {to}) from the tables: {}", stderr(&o));
-            let got = whole(&dump(&wt));
-            assert!(
-                got == want,
-                "{name} window {k} [{}, {}): the tables' window differs from the cut\n{}",
-                secs(t1),
-                secs(t2),
-                first_difference(&want, &got)
-            );
+            assert_cut(&w, &want, &what("from the integration"));
+            // From the tables, with and without reference points.
+            for dir in [&tables, &pointed] {
+                let wt = tmp.path().join(format!("{name}.{k}.t.paje"));
+                paje_of(&[dir], &from, &to, &wt);
+                assert_cut(&wt, &want, &what(&format!("from {}", dir.display())));
+            }
         }
+        assert!(seen > 100, "{name}: the windows held {seen} rows but containers");
     }
 }

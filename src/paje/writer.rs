@@ -159,8 +159,13 @@ impl<W: Write> PajeWriter<W> {
         self.lines.int(n);
     }
 
-    fn key(&mut self, key: crate::model::LinkKey) {
-        self.lines.key(key.channel, key.seq);
+    /// A link's key: ours as `k{channel}_{seq}`, a replayed one (a trace
+    /// rebuilt from tables) as it was written.
+    fn key<C: Catalogue + ?Sized>(&mut self, cat: &C, key: crate::model::LinkKey) {
+        match cat.key_name(key) {
+            Some(name) => self.lines.name(name),
+            None => self.lines.key(key.channel, key.seq),
+        }
     }
 
     fn name(&mut self, name: &str) {
@@ -334,7 +339,7 @@ impl<W: Write> Encoder for PajeWriter<W> {
                 let at = (container, ty);
                 self.entity(cat, book, EventKind::StartLink, t, at, Some(value), state);
                 self.cont(book, from);
-                self.key(key);
+                self.key(cat, key);
                 self.int(size);
                 self.int(tag);
             }
@@ -348,7 +353,7 @@ impl<W: Write> Encoder for PajeWriter<W> {
                 let at = (container, ty);
                 self.entity(cat, book, EventKind::EndLink, t, at, Some(value), state);
                 self.cont(book, to);
-                self.key(key);
+                self.key(cat, key);
             }
         }
         self.end()

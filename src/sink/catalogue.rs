@@ -38,6 +38,7 @@ impl Catalogue for Registry {
 
 /// The definitions sent so far, by id: what a sink's thread reads
 /// instead of the registry.
+#[derive(Clone)]
 pub struct Replica {
     types: Vec<Option<TypeDef>>,
     containers: Vec<Option<ContainerDef>>,

@@ -11,7 +11,9 @@
 pub mod columns;
 mod points;
 mod provenance;
+pub mod read;
 pub mod replay;
+pub mod window;
 
 use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
 use crate::registry::TypeKind;

@@ -339,6 +339,67 @@ pub fn skew_rastro(
     out
 }
 
+pub fn have_vite() -> bool {
+    let ok = Command::new("sh")
+        .args(["-c", "command -v vite"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var("INTEGRADOR_REQUIRE_VITE").as_deref() == Ok("1") {
+            panic!("ViTE is required (INTEGRADOR_REQUIRE_VITE=1) but not installed: apt-get install vite");
+        }
+        eprintln!("\n*** SKIPPED: ViTE not installed; the traces were NOT opened in ViTE (apt-get install vite) ***\n");
+    }
+    ok
+}
+
+/// Opens `trace` in ViTE offscreen; returns what it printed and its log.
+pub fn vite(trace: &Path) -> (String, String) {
+    let dir = tempdir();
+    let svg = dir.path().join("out.svg");
+    let o = Command::new("timeout")
+        .arg("120")
+        .arg("vite")
+        .arg(trace)
+        .arg("-e")
+        .arg(&svg)
+        .env("QT_QPA_PLATFORM", "offscreen")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let log = std::fs::read_to_string(dir.path().join("log.txt")).unwrap_or_default();
+    assert!(
+        svg.exists(),
+        "ViTE exported nothing for {}:\n{printed}",
+        trace.display()
+    );
+    (printed, log)
+}
+
+/// Asserts that ViTE opens `trace` with no error and no warning (when
+/// ViTE is there; see [`have_vite`]).
+pub fn assert_vite_clean(trace: &Path, name: &str) {
+    if !have_vite() {
+        return;
+    }
+    let (printed, log) = vite(trace);
+    assert!(
+        printed.contains("0 errors and 0 warnings"),
+        "{name}: ViTE said\n{printed}\nlog.txt:\n{log}"
+    );
+    // ViTE prints some complaints on stdout only (a declared value of an
+    // event or link type: "EntityType class is 1 instead of 0").
+    assert!(
+        !printed.contains("instead of") && !printed.to_lowercase().contains("warning:"),
+        "{name}: ViTE said\n{printed}"
+    );
+}
+
 /// A small deterministic generator (SplitMix64): the seeded cases of the
 /// differential and grammar tests are the same on every machine, so a
 /// failure is reproducible.

@@ -159,6 +159,10 @@ impl<E: Encoder> Replay<E> {
         if time >= self.gate.edge {
             self.cross(cat, time)?;
         }
+        // A container made after a window's end is none of its.
+        if self.gate.phase == Phase::After {
+            return Ok(());
+        }
         for &c in order {
             self.create(cat, c, time)?;
         }
@@ -525,6 +529,13 @@ impl<E: Encoder> Replay<E> {
         c: ContainerId,
         t: i64,
     ) -> io::Result<()> {
+        if t >= self.gate.edge {
+            self.cross(cat, t)?;
+        }
+        // After a window its end closes everything.
+        if self.gate.phase == Phase::After {
+            return Ok(());
+        }
         // Post-order over the live subtree, without recursion.
         let mut order = Vec::new();
         let mut todo = vec![c];

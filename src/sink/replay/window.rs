@@ -182,6 +182,16 @@ impl<E: Encoder> Replay<E> {
         self
     }
 
+    /// Time has reached `t` without an event (a trace rebuilt from
+    /// tables, whose run goes on past what was read): the window's edges
+    /// before it are crossed.
+    pub fn reach<C: Catalogue + ?Sized>(&mut self, cat: &C, t: i64) -> io::Result<()> {
+        if t >= self.gate.edge {
+            self.cross(cat, t)?;
+        }
+        Ok(())
+    }
+
     /// The next event time at which the window asks for something.
     fn reedge(&mut self) {
         self.gate.edge = match self.gate.phase {
