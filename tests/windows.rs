@@ -228,3 +228,162 @@ fn windows_equal_the_cut_of_the_whole_trace() {
         assert!(seen > 100, "{name}: the windows held {seen} rows but containers");
     }
 }
+
+fn python() -> String {
+    std::env::var("INTEGRADOR_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Whether the Python has DuckDB; required under INTEGRADOR_REQUIRE_DUCKDB=1.
+fn have_duckdb() -> bool {
+    let ok = std::process::Command::new(python())
+        .args(["-c", "import duckdb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var("INTEGRADOR_REQUIRE_DUCKDB").as_deref() == Ok("1") {
+            panic!("duckdb is required (INTEGRADOR_REQUIRE_DUCKDB=1) but {} cannot import it", python());
+        }
+        eprintln!("\n*** SKIPPED: {} cannot import duckdb; the windows' tables were NOT compared ***\n", python());
+    }
+    ok
+}
+
+/// The tables of K = 1, 3, 7 consecutive windows of every example, put
+/// together, are the whole run's (DuckDB, `tests/windows_sql.py`), and
+/// each window's checkpoint holds what the run has open at its end; the
+/// windows' tables together give the whole Pajé trace back.
+#[test]
+fn windows_put_together_are_the_whole_run() {
+    let duck = have_duckdb();
+    let pj = have_pj_dump();
+    let tmp = tempdir();
+    for (name, args) in example_runs() {
+        let full = tmp.path().join(format!("{name}.paje"));
+        let run_tables = tmp.path().join(format!("{name}.whole"));
+        let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+        all.extend(["-q", "-o", full.to_str().unwrap(), "--tables", run_tables.to_str().unwrap()]);
+        all.extend(["--checkpoint-every", "2s"]);
+        let o = integrador(&all);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let text = std::fs::read_to_string(&full).unwrap();
+        // The run's span from its trace: the last time written.
+        let end = text
+            .lines()
+            .filter(|l| l.starts_with("5 "))
+            .filter_map(|l| l.split(' ').nth(1))
+            .map(ns)
+            .max()
+            .unwrap();
+        for k in [1usize, 3, 7] {
+            let edges: Vec<String> = (1..k).map(|i| format!("+{}ns", end * i as i64 / k as i64)).collect();
+            let mut dirs = Vec::new();
+            for i in 0..k {
+                let dir = tmp.path().join(format!("{name}.k{k}.{i}"));
+                let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+                all.extend(["-q", "--tables", dir.to_str().unwrap(), "--checkpoint-every", "2s"]);
+                if i > 0 {
+                    all.extend(["--from", &edges[i - 1]]);
+                }
+                if i + 1 < k {
+                    all.extend(["--to", &edges[i]]);
+                }
+                let o = integrador(&all);
+                assert!(o.status.success(), "{name} K={k} window {i}: {}", stderr(&o));
+                dirs.push(dir);
+            }
+            if duck {
+                let o = std::process::Command::new(python())
+                    .arg(root().join("tests/windows_sql.py"))
+                    .arg(&run_tables)
+                    .args(&dirs)
+                    .output()
+                    .expect("python runs");
+                let out = String::from_utf8_lossy(&o.stdout);
+                assert!(o.status.success(), "{name} K={k}: {out}{}", String::from_utf8_lossy(&o.stderr));
+                assert!(out.contains("put together are the whole run"), "{out}");
+            }
+            if pj {
+                let back = tmp.path().join(format!("{name}.k{k}.paje"));
+                let refs: Vec<&Path> = dirs.iter().map(|d| d.as_path()).collect();
+                paje_of(&refs, "", "", &back);
+                let want = whole(&dump(&full));
+                let got = whole(&dump(&back));
+                assert!(got == want, "{name} K={k}: the windows' tables together are not the whole trace\n{}", first_difference(&want, &got));
+            }
+        }
+    }
+}
+
+/// A tables directory whose `run.parquet` says schema version `v`.
+fn with_version(dir: &Path, v: i32) {
+    use parquet::data_type::Int32Type;
+    use parquet::file::metadata::KeyValue;
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    let schema = std::sync::Arc::new(
+        parquet::schema::parser::parse_message_type("message run { REQUIRED INT32 schema_version; }").unwrap(),
+    );
+    let props = WriterProperties::builder()
+        .set_key_value_metadata(Some(vec![KeyValue::new(
+            "integrador.schema_version".to_string(),
+            v.to_string(),
+        )]))
+        .build();
+    let file = std::fs::File::create(dir.join("run.parquet")).unwrap();
+    let mut w = SerializedFileWriter::new(file, schema, std::sync::Arc::new(props)).unwrap();
+    let mut g = w.next_row_group().unwrap();
+    let mut c = g.next_column().unwrap().unwrap();
+    c.typed::<Int32Type>().write_batch(&[v], None, None).unwrap();
+    c.close().unwrap();
+    g.close().unwrap();
+    w.close().unwrap();
+}
+
+/// T1 ≥ T2, a window outside the run and tables of another schema are
+/// usage errors (exit 2) that say what is wrong, and leave no output.
+#[test]
+fn window_mistakes_are_usage_errors() {
+    let tmp = tempdir();
+    let (name, args) = example_runs().swap_remove(0);
+    let tables = tmp.path().join("t");
+    let out = tmp.path().join("w.paje");
+    let run = |extra: &[&str]| {
+        let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+        all.extend(["-q", "-o", out.to_str().unwrap()]);
+        all.extend(extra);
+        integrador(&all)
+    };
+    let o = run(&["--tables", tables.to_str().unwrap()]);
+    assert!(o.status.success(), "{name}: {}", stderr(&o));
+    std::fs::remove_file(&out).unwrap();
+    let usage = |o: std::process::Output, says: &[&str]| {
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        for s in says {
+            assert!(e.contains(s), "{e:?} does not say {s:?}");
+        }
+        assert!(!out.exists(), "an output was left after: {e}");
+    };
+    usage(run(&["--from", "+20s", "--to", "+10s"]), &["not before", "T1 < T2"]);
+    usage(run(&["--from", "+10s", "--to", "+10s"]), &["not before"]);
+    // The README run spans about 31 s after T0.
+    usage(run(&["--from", "+100s", "--to", "+200s"]), &["holds no time of the run", "spans ["]);
+    usage(run(&["--to", "1000000000"]), &["holds no time of the run", "spans ["]);
+    usage(run(&["--from", "yesterday"]), &["epoch seconds"]);
+    let paje = |extra: &[&str]| {
+        let mut all = vec!["paje", tables.to_str().unwrap(), "-o", out.to_str().unwrap()];
+        all.extend(extra);
+        integrador(&all)
+    };
+    usage(paje(&["--from", "+20s", "--to", "+10s"]), &["not before"]);
+    usage(paje(&["--from", "+100s"]), &["holds no time of the run", "spans ["]);
+    let o = paje(&["--from", "+12s", "--to", "+13s"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_file(&out).unwrap();
+    with_version(&tables, 1);
+    usage(paje(&[]), &["schema version 1", &format!("reads version {}", integrador::tables::SCHEMA_VERSION)]);
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    let o = integrador(&["paje", plain.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    usage(o, &["not a tables directory"]);
+}
