@@ -174,7 +174,7 @@ pub struct Cli {
     pub to: Option<crate::time::Instant>,
     /// Reference points in the tables (checkpoints of what is open) every
     /// DURATION of the run's time, so that any window opens from the
-    /// nearest; default: every hour and every 1 Mi rows; 0: none
+    /// nearest; default: every hour and every 256 Ki rows; 0: none
     #[arg(long, value_name = "DURATION", value_parser = crate::time::parse_duration, help_heading = "Window")]
     pub checkpoint_every: Option<i64>,
     /// No progress, no summary (warnings are still printed)

@@ -107,7 +107,7 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     if let Some(to) = cut.to.filter(|&to| to <= first) {
         // The message names the run's span: read to its end.
         while merge.next(&mut reg)?.is_some() {}
-        return Err(outside(&merge, cut.from, to, origin));
+        return Err(outside(&merge, cut.from, Some(to), origin));
     }
     let sink = outputs.start(cfg, origin, cut);
     let mut sink = sink.map_err(|e| io_error(WriteError::Io(e), &target_name, partial))?;
@@ -149,7 +149,7 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
         cut,
     };
     if let Some(from) = cut.from.filter(|&t| last_time(&merge).is_some_and(|last| t > last)) {
-        return Err(outside(&merge, Some(from), cut.to.unwrap_or(i64::MAX), origin));
+        return Err(outside(&merge, Some(from), cut.to, origin));
     }
     // The sinks hear the run's report before they end (a format that keeps
     // its provenance stores it), and every output is made whole only
@@ -179,21 +179,18 @@ fn last_time(merge: &Merge) -> Option<i64> {
 
 /// A window that holds no time of the run: a usage error naming the run's
 /// span (read to its end when it was not yet).
-fn outside(merge: &Merge, from: Option<i64>, to: i64, origin: i64) -> Error {
+fn outside(merge: &Merge, from: Option<i64>, to: Option<i64>, origin: i64) -> Error {
     let spans = merge.sources().iter().filter_map(|s| s.stats().span);
     let first = spans.clone().map(|(a, _)| a).min().unwrap_or(origin);
     let last = spans.map(|(_, b)| b).max();
     let s = crate::time::seconds;
     let rel = |t: i64| format!("+{}s", crate::time::millis(t - origin));
-    let window = match from {
-        Some(a) => format!("[{}, {})", s(a), s(to)),
-        None => format!("before {}", s(to)),
-    };
     let run = match last {
         Some(b) => format!("[{}, {}] ({} to {} after T0)", s(first), s(b), rel(first), rel(b)),
         None => format!("from {} on", s(first)),
     };
     Error::usage(format!(
-        "the window {window} holds no time of the run, which spans {run}"
+        "the window {} holds no time of the run, which spans {run}",
+        crate::time::window_text(from, to)
     ))
 }

@@ -341,6 +341,16 @@ pub fn window(
     Ok(crate::sink::Cut { from, to, points })
 }
 
+/// A window for messages: `[T1, T2)`, `from T1 on`, `before T2`.
+pub fn window_text(from: Option<i64>, to: Option<i64>) -> String {
+    match (from, to) {
+        (Some(a), Some(b)) => format!("[{}, {})", seconds(a), seconds(b)),
+        (Some(a), None) => format!("from {} on", seconds(a)),
+        (None, Some(b)) => format!("before {}", seconds(b)),
+        (None, None) => "of the whole run".to_string(),
+    }
+}
+
 /// Formats nanoseconds for messages: `11ns`, `2.5ms`, `1.2s`.
 pub fn format_duration(ns: i64) -> String {
     let abs = ns.unsigned_abs();

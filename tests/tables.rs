@@ -165,7 +165,7 @@ fn the_files_keep_the_contract() {
         let version = kv.iter().find(|k| k.key == "integrador.schema_version");
         assert_eq!(
             version.and_then(|k| k.value.as_deref()),
-            Some("1"),
+            Some(integrador::tables::SCHEMA_VERSION.to_string().as_str()),
             "{table}"
         );
     }

@@ -211,7 +211,7 @@ def check_files(tables, dump):
         path = os.path.join(tables, f"{t}.parquet")
         meta = pq.read_metadata(path)
         kv = {k.decode(): v.decode() for k, v in (meta.metadata or {}).items()}
-        if kv.get("integrador.schema_version") != "1":
+        if kv.get("integrador.schema_version") != "2":
             fail(f"{t}: schema_version metadata {kv}")
         schema = pq.read_schema(path)
         for field in schema:

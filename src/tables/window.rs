@@ -535,12 +535,13 @@ pub fn to_paje(
     if hi <= first || lo > last {
         let s = crate::time::seconds;
         return Err(Error::usage(format!(
-            "the window [{}, {}) holds no time of the run in {}, which spans [{}, {}]",
-            s(lo.max(first.min(lo))),
-            s(hi.min(last.max(hi))),
+            "the window {} holds no time of the run in {}, which spans [{}, {}] (+{}s to +{}s after T0)",
+            crate::time::window_text(cut.from, cut.to),
             dirs[0].display(),
             s(first),
-            s(last)
+            s(last),
+            crate::time::millis(first - data.t0),
+            crate::time::millis(last - data.t0),
         )));
     }
     let sink = target.create()?;

@@ -38,12 +38,13 @@ impl Points {
     };
 
     /// The default of a run (`docs/windows.md`): a point every hour of the
-    /// run's time from T0 at `origin`, and one more after every 1 Mi
-    /// intervals (four row groups of a table).
+    /// run's time from T0 at `origin`, and one more after every 256 Ki
+    /// intervals (four row groups of one table's worth), so that a window
+    /// reads a few row groups past its end whatever the run's density.
     pub fn default_at(origin: i64) -> Points {
         Points {
             every: Some((origin, 3_600_000_000_000)),
-            rows: Some(1 << 20),
+            rows: Some(1 << 18),
         }
     }
 }
