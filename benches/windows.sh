@@ -53,7 +53,7 @@ measure() {
     local secs kb
     read -r secs kb < <(tail -1 "$log")
     rm -f "$log"
-    printf "%s %s %s" "$secs" "$((kb / 1024))" "$rc"
+    printf "%s %s %s\n" "$secs" "$((kb / 1024))" "$rc"
 }
 
 shown() { # seconds MiB rc

@@ -172,3 +172,35 @@ fn damage_reads_the_same_on_any_thread() {
     }
     assert!(failed >= 13, "only {failed} of the damaged inputs failed");
 }
+
+/// A window (`--from/--to`) and its tables, with reference points, are
+/// the same bytes on one thread and on all.
+#[test]
+fn a_window_is_the_same_on_any_thread() {
+    let dir = tempdir();
+    let ex = root().join("examples");
+    let d = fixtures();
+    for (name, args) in RUNS.iter().take(4) {
+        let args = args
+            .replace("$ex", ex.to_str().unwrap())
+            .replace("$d", d.to_str().unwrap());
+        let words: Vec<&str> = args.split(' ').collect();
+        let mut outs = Vec::new();
+        for threads in ["1", "2"] {
+            let out = dir.path().join(format!("{name}-{threads}.paje"));
+            let tables = dir.path().join(format!("{name}-{threads}.tables"));
+            let mut a = vec!["-q", "--threads", threads];
+            a.extend(&words);
+            a.extend(["-o", out.to_str().unwrap(), "--tables", tables.to_str().unwrap()]);
+            a.extend(["--from", "+3ms", "--to", "+13s", "--checkpoint-every", "1ms"]);
+            let o = integrador(&a);
+            assert!(o.status.success(), "{name} --threads {threads}: {}", stderr(&o));
+            let mut bytes = std::fs::read(&out).unwrap();
+            for t in ["states", "variables", "links", "containers", "checkpoints", "run"] {
+                bytes.extend(std::fs::read(tables.join(format!("{t}.parquet"))).unwrap());
+            }
+            outs.push(bytes);
+        }
+        assert!(outs[0] == outs[1], "{name}: the window differs on two threads");
+    }
+}

@@ -206,7 +206,21 @@ fn windows_equal_the_cut_of_the_whole_trace() {
             .max()
             .unwrap();
         let mut seen = 0;
-        for (k, (t1, t2)) in windows(end, 61 + i as u64).into_iter().enumerate() {
+        // And windows whose edges fall inside messages in flight.
+        let mids: Vec<i64> = rows
+            .iter()
+            .filter(|r| r[0] == "Link")
+            .map(|r| (ns(&r[3]) + ns(&r[4])) / 2)
+            .collect();
+        let mut plan = windows(end, 61 + i as u64);
+        let mut rng = Rng(7 + i as u64);
+        for _ in 0..(if mids.is_empty() { 0 } else { 4 }) {
+            let (a, b) = (mids[rng.below(mids.len())], mids[rng.below(mids.len())]);
+            if a != b {
+                plan.push((a.min(b), a.max(b)));
+            }
+        }
+        for (k, (t1, t2)) in plan.into_iter().enumerate() {
             let want = cut(&rows, t1, t2);
             seen += want.iter().filter(|r| !r.starts_with("Container")).count();
             let (from, to) = (format!("+{t1}ns"), format!("+{t2}ns"));
@@ -386,4 +400,47 @@ fn window_mistakes_are_usage_errors() {
     std::fs::create_dir(&plain).unwrap();
     let o = integrador(&["paje", plain.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     usage(o, &["not a tables directory"]);
+}
+
+/// A damaged table (cut short, or its bytes overwritten) is an input
+/// error naming the file, never a panic, and leaves no output.
+#[test]
+fn damaged_tables_are_input_errors() {
+    let tmp = tempdir();
+    let (name, args) = example_runs().swap_remove(0);
+    let tables = tmp.path().join("t");
+    let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+    all.extend(["-q", "--tables", tables.to_str().unwrap()]);
+    let o = integrador(&all);
+    assert!(o.status.success(), "{name}: {}", stderr(&o));
+    let out = tmp.path().join("w.paje");
+    for table in ["states", "variables", "containers", "types", "checkpoints"] {
+        let path = tables.join(format!("{table}.parquet"));
+        let good = std::fs::read(&path).unwrap();
+        let mut rng = Rng(table.len() as u64);
+        let cut = good[..good.len() / 2].to_vec();
+        let mut flipped = good.clone();
+        for _ in 0..64 {
+            let i = rng.below(flipped.len());
+            flipped[i] ^= 0x5a;
+        }
+        for (how, bytes) in [("cut short", cut), ("overwritten", flipped)] {
+            std::fs::write(&path, &bytes).unwrap();
+            let o = integrador(&["paje", tables.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+            let e = stderr(&o);
+            assert!(!e.contains("panicked"), "{table} {how}: {e}");
+            if o.status.success() {
+                // Bytes overwritten where the reader does not look (a
+                // page's statistics) may go unnoticed; the trace must
+                // then still be one pj_dump takes.
+                assert_eq!(pj_dump_accepts(&out).unwrap_or(true), true, "{table} {how}");
+                std::fs::remove_file(&out).unwrap();
+                continue;
+            }
+            assert_eq!(o.status.code(), Some(1), "{table} {how}: {e}");
+            assert!(e.contains(&format!("{table}.parquet")), "{table} {how}: {e}");
+            assert!(!out.exists(), "{table} {how}: an output was left");
+        }
+        std::fs::write(&path, &good).unwrap();
+    }
 }

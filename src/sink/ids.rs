@@ -89,6 +89,28 @@ pub fn value_key<C: Catalogue + ?Sized>(cat: &C, v: ValueId) -> Key {
     h.finish()
 }
 
+/// A link's key from its type's key and its own key as the Pajé trace
+/// writes it (`k{channel}_{seq}`, or a replayed trace's own): the same in
+/// every window of the run, and for a run and its trace replayed (a
+/// counter of links met would be neither).
+pub fn link_key<C: Catalogue + ?Sized>(cat: &C, ty_key: Key, key: crate::model::LinkKey) -> Key {
+    let mut h = XxHash64::with_seed(0);
+    h.write_u64(ty_key);
+    match cat.key_name(key) {
+        Some(name) => field(&mut h, name.as_bytes()),
+        None => {
+            let (mut a, mut b) = (itoa::Buffer::new(), itoa::Buffer::new());
+            let (ch, seq) = (a.format(key.channel).as_bytes(), b.format(key.seq).as_bytes());
+            h.write_u64((ch.len() + seq.len() + 2) as u64);
+            h.write(b"k");
+            h.write(ch);
+            h.write(b"_");
+            h.write(seq);
+        }
+    }
+    h.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,24 +154,3 @@ mod tests {
     }
 }
 
-/// A link's key from its type's key and its own key as the Pajé trace
-/// writes it (`k{channel}_{seq}`, or a replayed trace's own): the same in
-/// every window of the run, and for a run and its trace replayed (a
-/// counter of links met would be neither).
-pub fn link_key<C: Catalogue + ?Sized>(cat: &C, ty_key: Key, key: crate::model::LinkKey) -> Key {
-    let mut h = XxHash64::with_seed(0);
-    h.write_u64(ty_key);
-    match cat.key_name(key) {
-        Some(name) => field(&mut h, name.as_bytes()),
-        None => {
-            let (mut a, mut b) = (itoa::Buffer::new(), itoa::Buffer::new());
-            let (ch, seq) = (a.format(key.channel).as_bytes(), b.format(key.seq).as_bytes());
-            h.write_u64((ch.len() + seq.len() + 2) as u64);
-            h.write(b"k");
-            h.write(ch);
-            h.write(b"_");
-            h.write(seq);
-        }
-    }
-    h.finish()
-}

@@ -309,6 +309,8 @@ pub struct Table {
     at: usize,
     rows: usize,
     total: u64,
+    /// Rows a group.
+    group: usize,
 }
 
 impl Table {
@@ -379,7 +381,16 @@ impl Table {
             at: 0,
             rows: 0,
             total: 0,
+            group: ROW_GROUP,
         })
+    }
+
+    /// Row groups of `rows` rows instead of [`ROW_GROUP`]: a table read a
+    /// few rows at a time (the checkpoints of one instant) is read a small
+    /// group at a time.
+    pub fn with_group_rows(mut self, rows: usize) -> Table {
+        self.group = rows.max(1);
+        self
     }
 
     #[inline]
@@ -472,7 +483,7 @@ impl Table {
         debug_assert_eq!(self.at, self.cols.len(), "a row of the wrong width");
         self.at = 0;
         self.rows += 1;
-        if self.rows >= ROW_GROUP {
+        if self.rows >= self.group {
             self.flush()?;
         }
         Ok(())

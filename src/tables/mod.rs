@@ -214,7 +214,7 @@ impl Tables {
             containers: t("containers", CONTAINERS, Some(13))?,
             types: t("types", TYPES, None)?,
             values: t("values", VALUES, None)?,
-            checkpoints: t("checkpoints", points::CHECKPOINTS, Some(0))?,
+            checkpoints: t("checkpoints", points::CHECKPOINTS, Some(0))?.with_group_rows(8192),
             dir: dir.to_path_buf(),
             shift,
             tnames: Vec::new(),

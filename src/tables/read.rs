@@ -71,6 +71,20 @@ impl TableFiles {
         times: &[&str],
         lo: i64,
         hi: i64,
+        f: impl FnMut(&Cells) -> Result<()>,
+    ) -> Result<(usize, usize)> {
+        self.scan_only(&[], times, lo, hi, f)
+    }
+
+    /// [`TableFiles::scan`] reading only the columns `only` (all when
+    /// empty): a row's strings are made one by one, a column left out
+    /// costs nothing.
+    pub fn scan_only(
+        &self,
+        only: &[&str],
+        times: &[&str],
+        lo: i64,
+        hi: i64,
         mut f: impl FnMut(&Cells) -> Result<()>,
     ) -> Result<(usize, usize)> {
         let (mut read, mut all) = (0, 0);
@@ -79,6 +93,18 @@ impl TableFiles {
             let at: HashMap<String, usize> = (0..schema.num_columns())
                 .map(|i| (schema.column(i).name().to_string(), i))
                 .collect();
+            let projection = (!only.is_empty()).then(|| {
+                let fields = schema.root_schema().get_fields();
+                let kept = fields.iter().filter(|t| only.contains(&t.name())).cloned().collect();
+                parquet::schema::types::Type::group_type_builder(schema.root_schema().name())
+                    .with_fields(kept)
+                    .build()
+            });
+            let projection = projection.transpose().map_err(|e| bad(path, e))?;
+            let row_at: HashMap<String, usize> = match &projection {
+                Some(p) => p.get_fields().iter().enumerate().map(|(i, t)| (t.name().to_string(), i)).collect(),
+                None => at.clone(),
+            };
             for g in 0..r.num_row_groups() {
                 all += 1;
                 let meta = r.metadata().row_group(g);
@@ -100,10 +126,13 @@ impl TableFiles {
                 }
                 read += 1;
                 let group = r.get_row_group(g).map_err(|e| bad(path, e))?;
-                let rows = group.get_row_iter(None).map_err(|e| bad(path, e))?;
+                let rows = group.get_row_iter(projection.clone()).map_err(|e| bad(path, e))?;
                 for row in rows {
                     let row = row.map_err(|e| bad(path, e))?;
-                    f(&Cells { row: &row, at: &at })?;
+                    f(&Cells {
+                        row: &row,
+                        at: &row_at,
+                    })?;
                 }
             }
         }
@@ -128,6 +157,35 @@ impl TableFiles {
             }
         }
         out
+    }
+
+    /// The smallest value at least `t` of an `INT64` column by which the
+    /// rows are sorted: in each file, the first group whose largest
+    /// reaches `t` holds it, and only that group is read.
+    pub fn first_at_least(&self, col: &str, t: i64) -> Result<Option<i64>> {
+        let mut best: Option<i64> = None;
+        for (path, r) in &self.files {
+            let schema = r.metadata().file_metadata().schema_descr();
+            let Some(i) = (0..schema.num_columns()).find(|&i| schema.column(i).name() == col) else {
+                continue;
+            };
+            let groups = r.metadata().row_groups();
+            let Some(g) = groups
+                .iter()
+                .position(|m| range(m.column(i).statistics()).is_some_and(|(_, b)| b >= t))
+            else {
+                continue;
+            };
+            let group = r.get_row_group(g).map_err(|e| bad(path, e))?;
+            for row in group.get_row_iter(None).map_err(|e| bad(path, e))? {
+                let row = row.map_err(|e| bad(path, e))?;
+                if let Some(v) = row.get_long(i).ok().filter(|&v| v >= t) {
+                    best = Some(best.map_or(v, |b: i64| b.min(v)));
+                    break;
+                }
+            }
+        }
+        Ok(best)
     }
 
     /// The table's name.

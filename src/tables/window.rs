@@ -283,6 +283,19 @@ fn row_of(x: &Item) -> (u32, u32) {
     }
 }
 
+// The columns each table is read for: a row's names are the catalogue's.
+const STATE_COLS: &[&str] = &["container_id", "type_id", "value_id", "start_ns", "end_ns", "depth"];
+const VARIABLE_COLS: &[&str] = &["container_id", "type_id", "start_ns", "end_ns", "value"];
+const EVENT_COLS: &[&str] = &["container_id", "type_id", "value_id", "time_ns"];
+const LINK_COLS: &[&str] = &[
+    "type_id", "value_id", "container_id", "from_container_id", "to_container_id", "start_ns",
+    "end_ns", "size_bytes", "tag", "key",
+];
+const HELD_COLS: &[&str] = &[
+    "at_ns", "kind", "container_id", "type_id", "depth", "value_id", "number", "since_ns",
+    "from_container_id", "to_container_id", "key", "size_bytes", "tag",
+];
+
 /// A checkpoint's row.
 struct Held {
     kind: u8,
@@ -325,7 +338,7 @@ type Instants = std::collections::BTreeMap<i64, Vec<Held>>;
 fn points(data: &Dataset, after: i64, until: i64, groups: &mut Written) -> Result<Instants> {
     let table = data.table("checkpoints")?;
     let mut take = |lo: i64, hi: i64, by: &mut Instants| -> Result<()> {
-        let (r, a) = table.scan(&["at_ns"], lo, hi, |c| {
+        let (r, a) = table.scan_only(HELD_COLS, &["at_ns"], lo, hi, |c| {
             let at = c.i64("at_ns").unwrap_or(0);
             if (lo..hi).contains(&at) {
                 by.entry(at).or_default().push(Held::read(c));
@@ -338,24 +351,8 @@ fn points(data: &Dataset, after: i64, until: i64, groups: &mut Written) -> Resul
     };
     let mut by = Instants::new();
     take(after.saturating_add(1), until, &mut by)?;
-    // The first at or after `until`: looked for in widening steps, so that
-    // only the groups near it are read.
-    let last = table.span("at_ns").map(|(_, b)| b);
-    let mut step: i64 = 1_000_000_000;
-    let mut lo = until;
-    while let Some(last) = last.filter(|&l| l >= lo) {
-        let hi = lo.saturating_add(step);
-        let mut more = Instants::new();
-        take(lo, hi, &mut more)?;
-        if let Some((at, rows)) = more.into_iter().next() {
-            by.insert(at, rows);
-            break;
-        }
-        if hi > last {
-            break;
-        }
-        lo = hi;
-        step = step.saturating_mul(2);
+    if let Some(c) = table.first_at_least("at_ns", until)? {
+        take(c, c.saturating_add(1), &mut by)?;
     }
     Ok(by)
 }
@@ -392,7 +389,7 @@ impl Rebuild<'_> {
             w.groups_read += r;
             w.groups += n;
         };
-        count(data.table("states")?.scan(&["end_ns"], a, b, |c| {
+        count(data.table("states")?.scan_only(STATE_COLS, &["end_ns"], a, b, |c| {
             let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
             if !completes(e) {
                 return Ok(());
@@ -408,7 +405,7 @@ impl Rebuild<'_> {
             }
             Ok(())
         })?);
-        count(data.table("variables")?.scan(&["end_ns"], a, b, |c| {
+        count(data.table("variables")?.scan_only(VARIABLE_COLS, &["end_ns"], a, b, |c| {
             let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
             if completes(e) && inside(s) {
                 let v = c.f64("value").unwrap_or(0.0);
@@ -416,7 +413,7 @@ impl Rebuild<'_> {
             }
             Ok(())
         })?);
-        count(data.table("events")?.scan(&["time_ns"], a, b, |c| {
+        count(data.table("events")?.scan_only(EVENT_COLS, &["time_ns"], a, b, |c| {
             let t = c.i64("time_ns").unwrap_or(0);
             if completes(t) {
                 let item = Item::Point(self.container(c, "container_id")?, self.ty(c), self.value(c));
@@ -424,7 +421,7 @@ impl Rebuild<'_> {
             }
             Ok(())
         })?);
-        count(data.table("links")?.scan(&["start_ns", "end_ns"], a, b, |c| {
+        count(data.table("links")?.scan_only(LINK_COLS, &["start_ns", "end_ns"], a, b, |c| {
             let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
             if !completes(s.max(e)) {
                 return Ok(());
@@ -603,7 +600,7 @@ impl Rebuild<'_> {
         while !self.halves.is_empty() && lo <= last {
             let top = lo.saturating_add(step);
             let mut items = Vec::new();
-            let (r, n) = links.scan(&["start_ns", "end_ns"], lo, top, |c| {
+            let (r, n) = links.scan_only(LINK_COLS, &["start_ns", "end_ns"], lo, top, |c| {
                 let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
                 let done = s.max(e);
                 let key = c.str("key").unwrap_or("");

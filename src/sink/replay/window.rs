@@ -342,7 +342,7 @@ impl<E: Encoder> Replay<E> {
             _ => return Ok(()),
         };
         let k = (key.channel, key.seq);
-        if !self.halves.get(&k).is_some_and(|h| h.start != start) {
+        if self.halves.get(&k).is_none_or(|h| h.start == start) {
             return Ok(());
         }
         self.halves.remove(&k);
