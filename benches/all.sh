@@ -204,19 +204,7 @@ PY
 if want traced; then
 # .traced: 44 bytes a line.
 lines=$((scale * 100000000 / 44))
-awk -v lines="$lines" 'BEGIN {
-    split("cpu_user cpu_system cpu_idle cpu_wio load_one load_five load_fifteen mem_free mem_cached bytes_in bytes_out pkts_in pkts_out proc_run proc_total disk_free", m, " ");
-    t = 1795264448; n = 0; v = 1.0;
-    print "# collector node00.cluster.example"; print "# cluster cluster.example";
-    while (n < lines) {
-        for (h = 0; h < 64 && n < lines; h++)
-            for (k = 1; k <= 16 && n < lines; k++) {
-                v = (v * 1103515245 + 12345) % 2147483648;
-                printf "%d.%03d %s node%02d.cluster.example %.2f\n", t, (h * 13) % 1000, m[k], h, v / 21474836.48; n++;
-            }
-        t++;
-    }
-}' > "$dir/g.traced"
+awk -v lines="$lines" -f benches/grid.awk > "$dir/g.traced"
 row traced "$(stat -c %s "$dir/g.traced")" -ganglia "$dir/g.traced"
 rm -f "$dir/g.traced"
 fi

@@ -17,21 +17,7 @@ cargo build --release -q
 bin=target/release/integrador
 
 gen() { # $1 = lines, $2 = file
-    awk -v lines="$1" 'BEGIN {
-        split("cpu_user cpu_system cpu_idle cpu_wio load_one load_five load_fifteen mem_free mem_cached bytes_in bytes_out pkts_in pkts_out proc_run proc_total disk_free", m, " ");
-        srand(42); t = 1795264448; n = 0; v = 1.0;
-        print "# collector node00.cluster.example";
-        print "# cluster cluster.example";
-        while (n < lines) {
-            for (h = 0; h < 64 && n < lines; h++)
-                for (k = 1; k <= 16 && n < lines; k++) {
-                    v = (v * 1103515245 + 12345) % 2147483648;
-                    printf "%d.%03d %s node%02d.cluster.example %.2f\n", t, (h * 13) % 1000, m[k], h, v / 21474836.48;
-                    n++;
-                }
-            t++;
-        }
-    }' > "$2"
+    awk -v lines="$1" -f benches/grid.awk > "$2"
 }
 
 run() { # $1 = file

@@ -8,9 +8,9 @@
 #   benches/windows.sh [SIZES_MB] [DIR] [LIMIT_S]
 #
 # SIZES_MB defaults to "100 1000 10000"; each input is generated, used and
-# deleted before the next. The grid is benches/traced.sh's: 64 hosts x 16
-# Ganglia metrics a second (about 45 KB of .traced a second: 100 MB is
-# 37 minutes of the grid, 10 GB six days... of a bigger grid's hour).
+# deleted before the next. The grid is benches/grid.awk's: 64 hosts x 16
+# Ganglia metrics a second, about 45 KB of .traced a second (100 MB is 37
+# minutes of the grid, 1 GB six hours, 10 GB two and a half days).
 # The window is the minute in the middle of the run. pj_dump and ViTE
 # are stopped after LIMIT_S seconds (default 300) and under 20 GiB of
 # address space: "> LIMIT" or "out of memory" is their figure then.
@@ -25,21 +25,7 @@ mkdir -p "$dir"
 trap 'rm -rf "$dir"' EXIT
 
 gen() { # $1 = lines, $2 = file
-    awk -v lines="$1" 'BEGIN {
-        split("cpu_user cpu_system cpu_idle cpu_wio load_one load_five load_fifteen mem_free mem_cached bytes_in bytes_out pkts_in pkts_out proc_run proc_total disk_free", m, " ");
-        srand(42); t = 1795264448; n = 0; v = 1.0;
-        print "# collector node00.cluster.example";
-        print "# cluster cluster.example";
-        while (n < lines) {
-            for (h = 0; h < 64 && n < lines; h++)
-                for (k = 1; k <= 16 && n < lines; k++) {
-                    v = (v * 1103515245 + 12345) % 2147483648;
-                    printf "%d.%03d %s node%02d.cluster.example %.2f\n", t, (h * 13) % 1000, m[k], h, v / 21474836.48;
-                    n++;
-                }
-            t++;
-        }
-    }' > "$2"
+    awk -v lines="$1" -f benches/grid.awk > "$2"
 }
 
 # Runs a command under /usr/bin/time; prints "seconds peak_MiB status".

@@ -38,20 +38,7 @@ fn opens_cleanly(args: &[&str], name: &str) {
         (0.0..0.001).contains(&first),
         "{name}: first event at {first} s after T0"
     );
-    if !have_vite() {
-        return;
-    }
-    let (printed, log) = vite(&out);
-    assert!(
-        printed.contains("0 errors and 0 warnings"),
-        "{name}: ViTE said\n{printed}\nlog.txt:\n{log}"
-    );
-    // ViTE prints some complaints on stdout only (a declared value of an
-    // event or link type: "EntityType class is 1 instead of 0").
-    assert!(
-        !printed.contains("instead of") && !printed.to_lowercase().contains("warning:"),
-        "{name}: ViTE said\n{printed}"
-    );
+    assert_vite_clean(&out, name);
 }
 
 #[test]

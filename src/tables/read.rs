@@ -54,6 +54,41 @@ fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::input(format!("{}: {what}", path.display()))
 }
 
+/// Checks what the decoders would trust in a row group's page headers: a
+/// dictionary page that claims more values than its bytes can hold (the
+/// `parquet` crate sizes its dictionary by the claim: a damaged file asked
+/// for 64 GB), a page that claims more values than the group has rows.
+fn sane_pages(group: &dyn parquet::file::reader::RowGroupReader, path: &Path) -> Result<()> {
+    use parquet::basic::Type;
+    use parquet::column::page::Page;
+    let rows = group.metadata().num_rows().max(0) as u64;
+    for i in 0..group.num_columns() {
+        let width: u64 = match group.metadata().column(i).column_type() {
+            Type::INT64 | Type::DOUBLE => 8,
+            Type::INT32 | Type::FLOAT | Type::BYTE_ARRAY => 4,
+            _ => 1,
+        };
+        let mut pages = group.get_column_page_reader(i).map_err(|e| bad(path, e))?;
+        while let Some(page) = pages.get_next_page().map_err(|e| bad(path, e))? {
+            let n = u64::from(page.num_values());
+            let over = match &page {
+                Page::DictionaryPage { buf, .. } => n.saturating_mul(width) > buf.len() as u64,
+                _ => n > rows,
+            };
+            if over {
+                return Err(bad(
+                    path,
+                    format!(
+                        "row group damaged: a page of column {} claims {n} values",
+                        group.metadata().column(i).column_path()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A row group's smallest and largest value of an `INT64` column.
 fn range(stats: Option<&Statistics>) -> Option<(i64, i64)> {
     match stats? {
@@ -126,6 +161,7 @@ impl TableFiles {
                 }
                 read += 1;
                 let group = r.get_row_group(g).map_err(|e| bad(path, e))?;
+                sane_pages(&*group, path)?;
                 let rows = group.get_row_iter(projection.clone()).map_err(|e| bad(path, e))?;
                 for row in rows {
                     let row = row.map_err(|e| bad(path, e))?;
@@ -177,6 +213,7 @@ impl TableFiles {
                 continue;
             };
             let group = r.get_row_group(g).map_err(|e| bad(path, e))?;
+            sane_pages(&*group, path)?;
             for row in group.get_row_iter(None).map_err(|e| bad(path, e))? {
                 let row = row.map_err(|e| bad(path, e))?;
                 if let Some(v) = row.get_long(i).ok().filter(|&v| v >= t) {
