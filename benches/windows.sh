@@ -55,7 +55,7 @@ for mb in $sizes; do
     lines=$((mb * 1000 * 1000 / 44))
     gen "$lines" "$dir/g.traced"
     bytes=$(stat -c %s "$dir/g.traced")
-    read -r isecs imib irc < <(measure "$bin" -q -ganglia "$dir/g.traced" -o "$dir/g.paje" --tables "$dir/g.tables")
+    read -r isecs imib irc < <(limit=36000 measure "$bin" -q -ganglia "$dir/g.traced" -o "$dir/g.paje" --tables "$dir/g.tables")
     [ "$irc" = 0 ] || { echo "integration failed"; exit 1; }
     rm -f "$dir/g.traced"
     tbytes=$(du -sb "$dir/g.tables" | cut -f1)
@@ -63,7 +63,7 @@ for mb in $sizes; do
     mid=$((lines / 1024 / 2))
     times=()
     for _ in 1 2 3 4 5; do
-        read -r s m rc < <(measure "$bin" paje "$dir/g.tables" --from "+${mid}s" --to "+$((mid + 60))s" -o "$dir/w.paje")
+        read -r s m rc < <(limit=600 measure "$bin" paje "$dir/g.tables" --from "+${mid}s" --to "+$((mid + 60))s" -o "$dir/w.paje")
         [ "$rc" = 0 ] || { echo "window failed"; exit 1; }
         times+=("$s $m")
     done
