@@ -363,7 +363,8 @@ fn a_long_sync_file_is_streamed() {
     assert!(rss.is_none_or(|kb| kb < 64 * 1024), "peak RSS {rss:?} KiB");
 }
 
-/// A large kernel trace under a 32 MiB address-space limit, with threads:
+/// A large kernel trace under an address-space limit 32 MiB above what the
+/// program maps for its code and data, with threads:
 /// the first pass's second half and the decoder each run on a thread, and
 /// they allocate from the one malloc arena (`output::fit_address_limit`);
 /// with glibc's arena per thread the run aborted. Same bytes as
@@ -394,10 +395,24 @@ fn threads_fit_a_tight_address_limit() {
     assert!(big.len() > 9 << 20, "{}", big.len());
     let input = d.path().join("big.txt");
     fs::write(&input, &big).unwrap();
+    // 32 MiB beyond what the program itself maps (a debug build's code
+    // alone is 30 MB): the threads' stacks and buffers must fit in that.
+    let exe = env!("CARGO_BIN_EXE_integrador");
+    let mapped_kib = std::process::Command::new("size")
+        .arg(exe)
+        .output()
+        .ok()
+        .and_then(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned();
+            let dec = text.lines().nth(1)?.split_whitespace().nth(3)?.parse::<u64>().ok()?;
+            Some(dec / 1024)
+        })
+        .unwrap_or(64 * 1024);
+    let limit = format!("ulimit -v {}; exec \"$@\"", mapped_kib + 32 * 1024);
     let run = |threads: &str, out: &Path| {
         std::process::Command::new("bash")
             .arg("-c")
-            .arg(r#"ulimit -v 32768; exec "$@""#)
+            .arg(&limit)
             .arg("bash")
             .arg(env!("CARGO_BIN_EXE_integrador"))
             .args([

@@ -177,7 +177,11 @@ fn windows_equal_the_cut_of_the_whole_trace() {
         return;
     }
     let tmp = tempdir();
-    for (i, (name, args)) in example_runs().into_iter().enumerate() {
+    // Every kind of source: the examples, and every fixture run of
+    // tests/threads.rs (kernel traces of each format, PCP, Ganglia's).
+    let mut runs = example_runs();
+    runs.extend(fixture_runs().into_iter().filter(|(n, _)| *n != "readme"));
+    for (i, (name, args)) in runs.into_iter().enumerate() {
         let full = tmp.path().join(format!("{name}.paje"));
         // The run's tables with the default reference points (none in
         // runs this short: one segment) and with one every 500 ms (many).

@@ -497,3 +497,35 @@ pub fn example_runs() -> Vec<(&'static str, Vec<String>)> {
         ("pcp", vec!["-pcp".into(), arch("node01"), arch("node02")]),
     ]
 }
+
+/// (name, arguments), `$ex` for examples/ and `$d` for the fixtures.
+pub const RUNS: &[(&str, &str)] = &[
+    ("readme", "-hierarchy hierarchies/mpi+os+ganglia+pcp.toml -mpi $ex/pingpong-localhost/mpi_pingpong.clog2 -mpinodes $ex/pingpong-localhost/mpi.nodes -ganglia $ex/pingpong-localhost/ganglia.traced -os $ex/pingpong-localhost/vm.os -pcp $ex/pingpong-localhost/pcp/vm"),
+    ("grid-sync", "-hierarchy hierarchies/grid.toml -sync $ex/grid/timesync -ganglia $ex/grid/domain-a.traced $ex/grid/domain-b.traced"),
+    ("deck", "-hierarchy hierarchies/deck+os+ganglia+pcp.toml -deck $ex/deck/threads/rastro-0-0.rst $ex/deck/threads/rastro-0-1.rst $ex/deck/threads/rastro-0-2.rst $ex/deck/threads/rastro-1-0.rst $ex/deck/threads/rastro-2-0.rst"),
+    ("aky", "-deck $d/rastro/akypuera-pingpong/rastro-0-0.rst $d/rastro/akypuera-pingpong/rastro-1-0.rst --deck-map akypuera"),
+    ("ftrace", "-os $ex/pingpong-localhost/vm.trace -ganglia $ex/pingpong-localhost/ganglia.traced"),
+    ("perf", "-os $ex/pipe/vm.perf --boot-epoch 1795262171.322076"),
+    ("trace-cmd", "-os $d/sched/pingpong-pipe/trace-cmd-report.txt"),
+    ("trace-dat", "-os $d/sched/pingpong-pipe/trace.dat --os-host vm"),
+    ("tgid", "-os $d/sched/tgid-contend3/ftrace.txt --os-host vm"),
+    ("unify", "-hierarchy hierarchies/ganglia+os.toml -os $d/unify/node01.os -ganglia $d/ganglia/cluster-example.traced"),
+    ("clog-median", "-mpi $d/clog2/median/median.clog2 -mpinodes $d/clog2/median/median.nodes"),
+    ("pcp-zst", "-pcp $d/pcp/pmlogger_v2_zst/20261121.12.34"),
+    ("pcp-multihost", "-pcp $d/pcp/multihost/node01 $d/pcp/multihost/node02"),
+    ("snapshots", "-ganglia $d/ganglia/snapshots"),
+    ("rrd", "-ganglia $d/ganglia/rrd/node02.cluster.example.bytes_in.xml $d/ganglia/rrd/node03.cluster.example.cpu_user.xml"),
+];
+
+/// [`RUNS`] with their paths filled in, as argument lists.
+pub fn fixture_runs() -> Vec<(&'static str, Vec<String>)> {
+    let (ex, d) = (root().join("examples"), fixtures());
+    RUNS.iter()
+        .map(|(name, args)| {
+            let args = args
+                .replace("$ex", ex.to_str().unwrap())
+                .replace("$d", d.to_str().unwrap());
+            (*name, args.split(' ').map(str::to_string).collect())
+        })
+        .collect()
+}
