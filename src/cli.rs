@@ -71,6 +71,14 @@ Examples (from the top of a checkout; they use the shipped examples/):
     -ganglia examples/grid/domain-a.traced examples/grid/domain-b.traced \\
     --report clocks.html
 
+  # One minute of the run only (a window; docs/windows.md)
+  integrador -hierarchy hierarchies/grid.toml -sync examples/grid/timesync \\
+    -ganglia examples/grid/domain-a.traced examples/grid/domain-b.traced \\
+    --from +60s --to +120s -o minute.paje
+
+  # The same minute from the tables, reading only what it needs
+  integrador paje grid.tables --from +60s --to +120s -o minute.paje
+
   # Validate any Pajé trace with pj_dump's rules
   integrador check grid.paje
 
@@ -80,7 +88,7 @@ Examples (from the top of a checkout; they use the shipped examples/):
 Exit status: 0 complete output, 1 input or output problem (no output file
 is left), 2 usage problem (unknown or missing option, bad option value).
 Formats: docs/formats.md; the trace: docs/output.md; the tables:
-docs/tables.md; the clocks page: docs/clocks-report.md; hierarchy files:
+docs/tables.md; windows: docs/windows.md; the clocks page: docs/clocks-report.md; hierarchy files:
 hierarchies/README.md.";
 
 /// What a bare `integrador` prints: a short usage, not clap's complaint
@@ -91,6 +99,7 @@ integrador: one Pajé trace from many monitoring tools
 usage: integrador [SOURCES...] [-sync FILE] [-hierarchy FILE] -o OUTPUT [--tables DIR]
        integrador check TRACE
        integrador tables TRACE --tables DIR
+       integrador paje TABLES [--from T1] [--to T2] -o OUTPUT
 
 sources: -ganglia FILES  -pcp ARCHIVES  -mpi FILES -mpinodes FILE
          -deck FILES  -os FILES

@@ -148,7 +148,10 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
         page: cfg.report.clone(),
         cut,
     };
-    if let Some(from) = cut.from.filter(|&t| last_time(&merge).is_some_and(|last| t > last)) {
+    if let Some(from) = cut
+        .from
+        .filter(|&t| last_time(&merge).is_some_and(|last| t > last))
+    {
         return Err(outside(&merge, Some(from), cut.to, origin));
     }
     // The sinks hear the run's report before they end (a format that keeps
@@ -174,7 +177,12 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
 
 /// The last event time of the run's inputs.
 fn last_time(merge: &Merge) -> Option<i64> {
-    merge.sources().iter().filter_map(|s| s.stats().span).map(|(_, b)| b).max()
+    merge
+        .sources()
+        .iter()
+        .filter_map(|s| s.stats().span)
+        .map(|(_, b)| b)
+        .max()
 }
 
 /// A window that holds no time of the run: a usage error naming the run's
@@ -186,7 +194,13 @@ fn outside(merge: &Merge, from: Option<i64>, to: Option<i64>, origin: i64) -> Er
     let s = crate::time::seconds;
     let rel = |t: i64| format!("+{}s", crate::time::millis(t - origin));
     let run = match last {
-        Some(b) => format!("[{}, {}] ({} to {} after T0)", s(first), s(b), rel(first), rel(b)),
+        Some(b) => format!(
+            "[{}, {}] ({} to {} after T0)",
+            s(first),
+            s(b),
+            rel(first),
+            rel(b)
+        ),
         None => format!("from {} on", s(first)),
     };
     Error::usage(format!(

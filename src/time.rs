@@ -306,7 +306,8 @@ pub fn parse_instant(s: &str) -> std::result::Result<Instant, String> {
     if let Some(d) = s.strip_prefix('+') {
         return parse_duration(d).map(Instant::AfterT0);
     }
-    let bad = || format!("`{s}`: expected epoch seconds (1795264448.5) or a duration after T0 (+90s)");
+    let bad =
+        || format!("`{s}`: expected epoch seconds (1795264448.5) or a duration after T0 (+90s)");
     let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
     let digits = |x: &str| x.bytes().all(|b| b.is_ascii_digit());
     if whole.is_empty() || !digits(whole) || !digits(frac) || frac.len() > 9 {

@@ -223,7 +223,10 @@ fn every_help_example_runs_on_the_shipped_data() {
         let Some(rest) = line.strip_prefix("integrador ") else {
             continue;
         };
-        let quiet = if rest.starts_with("check") || rest.starts_with("tables") {
+        let quiet = if ["check", "tables", "paje"]
+            .iter()
+            .any(|c| rest.starts_with(c))
+        {
             ""
         } else {
             "-q"

@@ -404,7 +404,13 @@ fn threads_fit_a_tight_address_limit() {
         .ok()
         .and_then(|o| {
             let text = String::from_utf8_lossy(&o.stdout).into_owned();
-            let dec = text.lines().nth(1)?.split_whitespace().nth(3)?.parse::<u64>().ok()?;
+            let dec = text
+                .lines()
+                .nth(1)?
+                .split_whitespace()
+                .nth(3)?
+                .parse::<u64>()
+                .ok()?;
             Some(dec / 1024)
         })
         .unwrap_or(64 * 1024);

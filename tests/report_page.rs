@@ -131,20 +131,7 @@ fn the_report_page_opens_in_chromium_with_a_chart_a_host() {
     let d = tempdir();
     let ex = |p: &str| root().join("examples").join(p).display().to_string();
     let h = root().join("hierarchies").display().to_string();
-    let readme = [
-        "-hierarchy".to_string(),
-        format!("{h}/mpi+os+ganglia+pcp.toml"),
-        "-mpi".into(),
-        ex("pingpong-localhost/mpi_pingpong.clog2"),
-        "-mpinodes".into(),
-        ex("pingpong-localhost/mpi.nodes"),
-        "-ganglia".into(),
-        ex("pingpong-localhost/ganglia.traced"),
-        "-os".into(),
-        ex("pingpong-localhost/vm.os"),
-        "-pcp".into(),
-        ex("pingpong-localhost/pcp/vm"),
-    ];
+    let (_, readme) = example_runs().swap_remove(0);
     let r: Vec<&str> = readme.iter().map(String::as_str).collect();
     check(&browser, d.path(), "readme", &r, &["vm"]);
 

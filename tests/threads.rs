@@ -7,7 +7,6 @@ mod common;
 
 use common::*;
 
-
 #[test]
 fn more_threads_give_the_same_bytes() {
     let dir = tempdir();
@@ -173,16 +172,42 @@ fn a_window_is_the_same_on_any_thread() {
             let tables = dir.path().join(format!("{name}-{threads}.tables"));
             let mut a = vec!["-q", "--threads", threads];
             a.extend(&words);
-            a.extend(["-o", out.to_str().unwrap(), "--tables", tables.to_str().unwrap()]);
-            a.extend(["--from", "+3ms", "--to", "+13s", "--checkpoint-every", "1ms"]);
+            a.extend([
+                "-o",
+                out.to_str().unwrap(),
+                "--tables",
+                tables.to_str().unwrap(),
+            ]);
+            a.extend([
+                "--from",
+                "+3ms",
+                "--to",
+                "+13s",
+                "--checkpoint-every",
+                "1ms",
+            ]);
             let o = integrador(&a);
-            assert!(o.status.success(), "{name} --threads {threads}: {}", stderr(&o));
+            assert!(
+                o.status.success(),
+                "{name} --threads {threads}: {}",
+                stderr(&o)
+            );
             let mut bytes = std::fs::read(&out).unwrap();
-            for t in ["states", "variables", "links", "containers", "checkpoints", "run"] {
+            for t in [
+                "states",
+                "variables",
+                "links",
+                "containers",
+                "checkpoints",
+                "run",
+            ] {
                 bytes.extend(std::fs::read(tables.join(format!("{t}.parquet"))).unwrap());
             }
             outs.push(bytes);
         }
-        assert!(outs[0] == outs[1], "{name}: the window differs on two threads");
+        assert!(
+            outs[0] == outs[1],
+            "{name}: the window differs on two threads"
+        );
     }
 }

@@ -100,7 +100,10 @@ pub fn link_key<C: Catalogue + ?Sized>(cat: &C, ty_key: Key, key: crate::model::
         Some(name) => field(&mut h, name.as_bytes()),
         None => {
             let (mut a, mut b) = (itoa::Buffer::new(), itoa::Buffer::new());
-            let (ch, seq) = (a.format(key.channel).as_bytes(), b.format(key.seq).as_bytes());
+            let (ch, seq) = (
+                a.format(key.channel).as_bytes(),
+                b.format(key.seq).as_bytes(),
+            );
             h.write_u64((ch.len() + seq.len() + 2) as u64);
             h.write(b"k");
             h.write(ch);
@@ -153,4 +156,3 @@ mod tests {
         assert_eq!(container_key(&a, a1), KNOWN_NODE01);
     }
 }
-

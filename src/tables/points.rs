@@ -3,11 +3,11 @@
 //! opens from the first point at or after its end without reading what
 //! came before it.
 
+use super::columns::{col, opt, time, Col, Kind};
 use super::{key, named, Tables};
 use crate::model::ContainerId;
 use crate::sink::ids::container_key;
 use crate::sink::{Catalogue, Held};
-use super::columns::{col, opt, time, Col, Kind};
 use std::io;
 
 pub(super) const CHECKPOINTS: &[Col] = &[
@@ -132,9 +132,9 @@ impl Tables {
         }
         match *held {
             Held::Container { .. } => t.null(),
-            Held::State { source, .. } | Held::Variable { source, .. } | Held::Link { source, .. } => {
-                t.i32(source as i32)
-            }
+            Held::State { source, .. }
+            | Held::Variable { source, .. }
+            | Held::Link { source, .. } => t.i32(source as i32),
         }
         t.end()
     }

@@ -130,14 +130,23 @@ impl TableFiles {
                 .collect();
             let projection = (!only.is_empty()).then(|| {
                 let fields = schema.root_schema().get_fields();
-                let kept = fields.iter().filter(|t| only.contains(&t.name())).cloned().collect();
+                let kept = fields
+                    .iter()
+                    .filter(|t| only.contains(&t.name()))
+                    .cloned()
+                    .collect();
                 parquet::schema::types::Type::group_type_builder(schema.root_schema().name())
                     .with_fields(kept)
                     .build()
             });
             let projection = projection.transpose().map_err(|e| bad(path, e))?;
             let row_at: HashMap<String, usize> = match &projection {
-                Some(p) => p.get_fields().iter().enumerate().map(|(i, t)| (t.name().to_string(), i)).collect(),
+                Some(p) => p
+                    .get_fields()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| (t.name().to_string(), i))
+                    .collect(),
                 None => at.clone(),
             };
             for g in 0..r.num_row_groups() {
@@ -162,7 +171,9 @@ impl TableFiles {
                 read += 1;
                 let group = r.get_row_group(g).map_err(|e| bad(path, e))?;
                 sane_pages(&*group, path)?;
-                let rows = group.get_row_iter(projection.clone()).map_err(|e| bad(path, e))?;
+                let rows = group
+                    .get_row_iter(projection.clone())
+                    .map_err(|e| bad(path, e))?;
                 for row in rows {
                     let row = row.map_err(|e| bad(path, e))?;
                     f(&Cells {
@@ -202,7 +213,8 @@ impl TableFiles {
         let mut best: Option<i64> = None;
         for (path, r) in &self.files {
             let schema = r.metadata().file_metadata().schema_descr();
-            let Some(i) = (0..schema.num_columns()).find(|&i| schema.column(i).name() == col) else {
+            let Some(i) = (0..schema.num_columns()).find(|&i| schema.column(i).name() == col)
+            else {
                 continue;
             };
             let groups = r.metadata().row_groups();
@@ -298,7 +310,9 @@ impl Dataset {
         let mut files = Vec::new();
         for dir in &self.dirs {
             let path = dir.join(format!("{name}.parquet"));
-            let Ok(file) = File::open(&path) else { continue };
+            let Ok(file) = File::open(&path) else {
+                continue;
+            };
             let r = SerializedFileReader::new(file).map_err(|e| bad(&path, e))?;
             files.push((path, r));
         }
@@ -390,7 +404,12 @@ impl Catalogue {
             if !cat.containers.contains_key(&key) {
                 let id = ContainerId(cat.containers.len() as u32);
                 cat.containers.insert(key, id);
-                rows.push((id, c.i64("parent_id"), c.i64("type_id"), c.str("name").unwrap_or("").to_string()));
+                rows.push((
+                    id,
+                    c.i64("parent_id"),
+                    c.i64("type_id"),
+                    c.str("name").unwrap_or("").to_string(),
+                ));
                 let life = (
                     c.i64("create_ns").unwrap_or(0),
                     c.i64("destroy_ns").unwrap_or(0),

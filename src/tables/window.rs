@@ -234,7 +234,10 @@ impl Rebuild<'_> {
                     value, depth, zero, ..
                 } => starts.push((value, depth, zero)),
                 Item::End {
-                    value, start, depth, ..
+                    value,
+                    start,
+                    depth,
+                    ..
                 } => ends.push((value, start, depth)),
                 _ => {}
             }
@@ -245,15 +248,27 @@ impl Rebuild<'_> {
         loop {
             let stack = self.stacks.entry(key).or_default();
             let n = stack.len() as u32;
-            if let Some(i) = starts.iter().position(|s| s.1 == n).or((!starts.is_empty()).then_some(0))
-                .filter(|&i| starts[i].1 == n || !stack.last().is_some_and(|top| ends.contains(top)))
+            if let Some(i) = starts
+                .iter()
+                .position(|s| s.1 == n)
+                .or((!starts.is_empty()).then_some(0))
+                .filter(|&i| {
+                    starts[i].1 == n || !stack.last().is_some_and(|top| ends.contains(top))
+                })
             {
                 let (value, depth, zero) = starts.remove(i);
                 stack.push((value, t, depth));
                 if zero {
                     ends.push((value, t, depth));
                 }
-                self.event(t, Op::PushState { container, ty, value })?;
+                self.event(
+                    t,
+                    Op::PushState {
+                        container,
+                        ty,
+                        value,
+                    },
+                )?;
                 continue;
             }
             if let Some(top) = stack.last().copied().filter(|top| ends.contains(top)) {
@@ -265,11 +280,14 @@ impl Rebuild<'_> {
             let Some(e) = ends.pop() else { break };
             if let Some(at) = stack.iter().rposition(|o| *o == e) {
                 stack.remove(at);
-                self.event(t, Op::EndState {
-                    container,
-                    ty,
-                    value: e.0,
-                })?;
+                self.event(
+                    t,
+                    Op::EndState {
+                        container,
+                        ty,
+                        value: e.0,
+                    },
+                )?;
             }
         }
         Ok(())
@@ -284,16 +302,42 @@ fn row_of(x: &Item) -> (u32, u32) {
 }
 
 // The columns each table is read for: a row's names are the catalogue's.
-const STATE_COLS: &[&str] = &["container_id", "type_id", "value_id", "start_ns", "end_ns", "depth"];
+const STATE_COLS: &[&str] = &[
+    "container_id",
+    "type_id",
+    "value_id",
+    "start_ns",
+    "end_ns",
+    "depth",
+];
 const VARIABLE_COLS: &[&str] = &["container_id", "type_id", "start_ns", "end_ns", "value"];
 const EVENT_COLS: &[&str] = &["container_id", "type_id", "value_id", "time_ns"];
 const LINK_COLS: &[&str] = &[
-    "type_id", "value_id", "container_id", "from_container_id", "to_container_id", "start_ns",
-    "end_ns", "size_bytes", "tag", "key",
+    "type_id",
+    "value_id",
+    "container_id",
+    "from_container_id",
+    "to_container_id",
+    "start_ns",
+    "end_ns",
+    "size_bytes",
+    "tag",
+    "key",
 ];
 const HELD_COLS: &[&str] = &[
-    "at_ns", "kind", "container_id", "type_id", "depth", "value_id", "number", "since_ns",
-    "from_container_id", "to_container_id", "key", "size_bytes", "tag",
+    "at_ns",
+    "kind",
+    "container_id",
+    "type_id",
+    "depth",
+    "value_id",
+    "number",
+    "since_ns",
+    "from_container_id",
+    "to_container_id",
+    "key",
+    "size_bytes",
+    "tag",
 ];
 
 /// A checkpoint's row.
@@ -389,45 +433,80 @@ impl Rebuild<'_> {
             w.groups_read += r;
             w.groups += n;
         };
-        count(data.table("states")?.scan_only(STATE_COLS, &["end_ns"], a, b, |c| {
-            let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
-            if !completes(e) {
-                return Ok(());
-            }
-            let row = (self.container(c, "container_id")?, self.ty(c));
-            let (value, depth) = (self.value(c), c.i32("depth").unwrap_or(0) as u32);
-            if inside(s) {
-                let zero = s == e;
-                items.push((s, Item::Start { row, value, depth, zero }));
-            }
-            if s != e {
-                items.push((e, Item::End { row, value, start: s, depth }));
-            }
-            Ok(())
-        })?);
-        count(data.table("variables")?.scan_only(VARIABLE_COLS, &["end_ns"], a, b, |c| {
-            let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
-            if completes(e) && inside(s) {
-                let v = c.f64("value").unwrap_or(0.0);
-                items.push((s, Item::Set(self.container(c, "container_id")?, self.ty(c), v)));
-            }
-            Ok(())
-        })?);
-        count(data.table("events")?.scan_only(EVENT_COLS, &["time_ns"], a, b, |c| {
-            let t = c.i64("time_ns").unwrap_or(0);
-            if completes(t) {
-                let item = Item::Point(self.container(c, "container_id")?, self.ty(c), self.value(c));
-                items.push((t, item));
-            }
-            Ok(())
-        })?);
-        count(data.table("links")?.scan_only(LINK_COLS, &["start_ns", "end_ns"], a, b, |c| {
-            let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
-            if !completes(s.max(e)) {
-                return Ok(());
-            }
-            self.link_halves(c, s, e, &inside, &mut items)
-        })?);
+        count(
+            data.table("states")?
+                .scan_only(STATE_COLS, &["end_ns"], a, b, |c| {
+                    let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
+                    if !completes(e) {
+                        return Ok(());
+                    }
+                    let row = (self.container(c, "container_id")?, self.ty(c));
+                    let (value, depth) = (self.value(c), c.i32("depth").unwrap_or(0) as u32);
+                    if inside(s) {
+                        let zero = s == e;
+                        items.push((
+                            s,
+                            Item::Start {
+                                row,
+                                value,
+                                depth,
+                                zero,
+                            },
+                        ));
+                    }
+                    if s != e {
+                        items.push((
+                            e,
+                            Item::End {
+                                row,
+                                value,
+                                start: s,
+                                depth,
+                            },
+                        ));
+                    }
+                    Ok(())
+                })?,
+        );
+        count(
+            data.table("variables")?
+                .scan_only(VARIABLE_COLS, &["end_ns"], a, b, |c| {
+                    let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
+                    if completes(e) && inside(s) {
+                        let v = c.f64("value").unwrap_or(0.0);
+                        items.push((
+                            s,
+                            Item::Set(self.container(c, "container_id")?, self.ty(c), v),
+                        ));
+                    }
+                    Ok(())
+                })?,
+        );
+        count(
+            data.table("events")?
+                .scan_only(EVENT_COLS, &["time_ns"], a, b, |c| {
+                    let t = c.i64("time_ns").unwrap_or(0);
+                    if completes(t) {
+                        let item = Item::Point(
+                            self.container(c, "container_id")?,
+                            self.ty(c),
+                            self.value(c),
+                        );
+                        items.push((t, item));
+                    }
+                    Ok(())
+                })?,
+        );
+        count(
+            data.table("links")?
+                .scan_only(LINK_COLS, &["start_ns", "end_ns"], a, b, |c| {
+                    let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
+                    if !completes(s.max(e)) {
+                        return Ok(());
+                    }
+                    self.link_halves(c, s, e, &inside, &mut items)
+                })?,
+        );
         for h in held {
             let since = h.since;
             if !inside(since) {
@@ -484,7 +563,10 @@ impl Rebuild<'_> {
         let container = self.container(c, "container_id")?;
         let (ty, value) = (self.ty(c), self.value(c));
         let key = c.str("key").unwrap_or("").to_string();
-        for (t, start, col) in [(s, true, "from_container_id"), (e, false, "to_container_id")] {
+        for (t, start, col) in [
+            (s, true, "from_container_id"),
+            (e, false, "to_container_id"),
+        ] {
             if inside(t) {
                 let item = Item::Half {
                     container,
@@ -543,7 +625,8 @@ pub fn to_paje(
     }
     let sink = target.create()?;
     let shown = target.shown();
-    let writer = PajeWriter::new(sink, data.t0, false).map_err(|e| Error::input(format!("{shown}: {e}")))?;
+    let writer =
+        PajeWriter::new(sink, data.t0, false).map_err(|e| Error::input(format!("{shown}: {e}")))?;
     let mut w = Written::default();
     let held = points(&data, lo, hi, &mut w)?;
     let mut rb = Rebuild {
@@ -592,7 +675,14 @@ fn cat_defs(cat: &Catalogue) -> Replica {
 impl Rebuild<'_> {
     /// Reads on past `a` for the other halves of the links in flight
     /// before `hi`, in widening steps, until none is left.
-    fn finish_links(&mut self, data: &Dataset, a: i64, hi: i64, last: i64, w: &mut Written) -> Result<()> {
+    fn finish_links(
+        &mut self,
+        data: &Dataset,
+        a: i64,
+        hi: i64,
+        last: i64,
+        w: &mut Written,
+    ) -> Result<()> {
         self.halves.retain(|_, h| h.2 < hi);
         let links = data.table("links")?;
         let mut lo = a;

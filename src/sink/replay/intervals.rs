@@ -11,7 +11,11 @@ impl<E: Encoder> Replay<E> {
     /// Hands an interval to the encoder, if it takes intervals and the
     /// window is open.
     #[inline]
-    pub(super) fn put_span<C: Catalogue + ?Sized>(&mut self, cat: &C, span: &Span) -> io::Result<()> {
+    pub(super) fn put_span<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        span: &Span,
+    ) -> io::Result<()> {
         give(&mut self.enc, cat, &self.book, &mut self.gate, span)
     }
 

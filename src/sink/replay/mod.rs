@@ -22,12 +22,12 @@ mod intervals;
 mod window;
 
 pub use super::encoder::{Book, Encoder, Held, Ordinals, Span, SpanEnd};
-pub use window::{Cut, Points};
-use window::{give, Gate, Phase};
 use super::{Catalogue, RunEnd, SinkStats};
 use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
 use crate::registry::TypeKind;
 use std::io;
+use window::{give, Gate, Phase};
+pub use window::{Cut, Points};
 
 /// A container's place in the replay's tables by id: the root container
 /// (which a replayed trace may give rows) first, then each id.

@@ -197,16 +197,13 @@ impl<E: Encoder> Replay<E> {
     fn reedge(&mut self) {
         self.gate.edge = match self.gate.phase {
             Phase::Before => self.gate.from,
-            Phase::In => self
-                .cut
-                .to
-                .unwrap_or(i64::MAX)
-                .min(self.next_point)
-                .min(if self.gate.given >= self.gate.rows {
+            Phase::In => self.cut.to.unwrap_or(i64::MAX).min(self.next_point).min(
+                if self.gate.given >= self.gate.rows {
                     self.stats.last_time.unwrap_or(i64::MIN).saturating_add(1)
                 } else {
                     i64::MAX
-                }),
+                },
+            ),
             Phase::After => i64::MAX,
         };
     }
@@ -366,7 +363,10 @@ impl<E: Encoder> Replay<E> {
         let alive: Vec<ContainerId> = self.created.iter().copied().filter(alive).collect();
         for &c in &alive {
             let since = self.made.get(c.0 as usize).copied().unwrap_or(0);
-            let held = Held::Container { container: c, since };
+            let held = Held::Container {
+                container: c,
+                since,
+            };
             self.enc.checkpoint(cat, &self.book, at, &held)?;
         }
         for c in std::iter::once(ContainerId::ROOT).chain(alive) {
