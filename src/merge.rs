@@ -156,6 +156,16 @@ impl Merge {
         self.only.is_some()
     }
 
+    /// The first and last event times of the inputs so far (all of them
+    /// once the merge has ended).
+    pub fn span(&self) -> (Option<i64>, Option<i64>) {
+        let spans = self.sources().iter().filter_map(|s| s.stats().span);
+        (
+            spans.clone().map(|(a, _)| a).min(),
+            spans.map(|(_, b)| b).max(),
+        )
+    }
+
     /// The sources, for their counts.
     pub fn sources(&self) -> &[Box<dyn EventSource>] {
         &self.sources

@@ -107,7 +107,15 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     if let Some(to) = cut.to.filter(|&to| to <= first) {
         // The message names the run's span: read to its end.
         while merge.next(&mut reg)?.is_some() {}
-        return Err(outside(&merge, cut.from, Some(to), origin));
+        let (first, last) = merge.span();
+        return Err(crate::time::outside(
+            cut.from,
+            Some(to),
+            first.unwrap_or(origin),
+            last,
+            origin,
+            "",
+        ));
     }
     let sink = outputs.start(cfg, origin, cut);
     let mut sink = sink.map_err(|e| io_error(WriteError::Io(e), &target_name, partial))?;
@@ -148,11 +156,12 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
         page: cfg.report.clone(),
         cut,
     };
-    if let Some(from) = cut
-        .from
-        .filter(|&t| last_time(&merge).is_some_and(|last| t > last))
-    {
-        return Err(outside(&merge, Some(from), cut.to, origin));
+    let (first, last) = merge.span();
+    if cut.from.is_some_and(|t| last.is_some_and(|l| t > l)) {
+        let first = first.unwrap_or(origin);
+        return Err(crate::time::outside(
+            cut.from, cut.to, first, last, origin, "",
+        ));
     }
     // The sinks hear the run's report before they end (a format that keeps
     // its provenance stores it), and every output is made whole only
@@ -173,38 +182,4 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
     }
     report.wrote(done.stats);
     Ok(report)
-}
-
-/// The last event time of the run's inputs.
-fn last_time(merge: &Merge) -> Option<i64> {
-    merge
-        .sources()
-        .iter()
-        .filter_map(|s| s.stats().span)
-        .map(|(_, b)| b)
-        .max()
-}
-
-/// A window that holds no time of the run: a usage error naming the run's
-/// span (read to its end when it was not yet).
-fn outside(merge: &Merge, from: Option<i64>, to: Option<i64>, origin: i64) -> Error {
-    let spans = merge.sources().iter().filter_map(|s| s.stats().span);
-    let first = spans.clone().map(|(a, _)| a).min().unwrap_or(origin);
-    let last = spans.map(|(_, b)| b).max();
-    let s = crate::time::seconds;
-    let rel = |t: i64| format!("+{}s", crate::time::millis(t - origin));
-    let run = match last {
-        Some(b) => format!(
-            "[{}, {}] ({} to {} after T0)",
-            s(first),
-            s(b),
-            rel(first),
-            rel(b)
-        ),
-        None => format!("from {} on", s(first)),
-    };
-    Error::usage(format!(
-        "the window {} holds no time of the run, which spans {run}",
-        crate::time::window_text(from, to)
-    ))
 }

@@ -352,6 +352,33 @@ pub fn window_text(from: Option<i64>, to: Option<i64>) -> String {
     }
 }
 
+/// A window that holds no time of a run spanning `[first, last]`, T0 at
+/// `origin`: a usage error naming the span (`what` says where the run is).
+pub fn outside(
+    from: Option<i64>,
+    to: Option<i64>,
+    first: i64,
+    last: Option<i64>,
+    origin: i64,
+    what: &str,
+) -> crate::error::Error {
+    let rel = |t: i64| format!("+{}s", millis(t - origin));
+    let run = match last {
+        Some(b) => format!(
+            "[{}, {}] ({} to {} after T0)",
+            seconds(first),
+            seconds(b),
+            rel(first),
+            rel(b)
+        ),
+        None => format!("from {} on", seconds(first)),
+    };
+    crate::error::Error::usage(format!(
+        "the window {} holds no time of the run{what}, which spans {run}",
+        window_text(from, to)
+    ))
+}
+
 /// Formats nanoseconds for messages: `11ns`, `2.5ms`, `1.2s`.
 pub fn format_duration(ns: i64) -> String {
     let abs = ns.unsigned_abs();

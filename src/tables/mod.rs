@@ -9,6 +9,7 @@
 //! a thing is, the same in every run, window and task of the same inputs.
 
 pub mod columns;
+mod held;
 mod points;
 mod provenance;
 pub mod read;

@@ -17,6 +17,7 @@
 //! starts before T1 is replayed without being written, and the trace is
 //! cut at T1 and T2.
 
+use super::held::{points, Held};
 use super::read::{Catalogue, Cells, Dataset};
 use crate::error::{Error, Result};
 use crate::model::{ContainerId, Event, LinkKey, Op, TypeId, ValueId};
@@ -324,82 +325,6 @@ const LINK_COLS: &[&str] = &[
     "tag",
     "key",
 ];
-const HELD_COLS: &[&str] = &[
-    "at_ns",
-    "kind",
-    "container_id",
-    "type_id",
-    "depth",
-    "value_id",
-    "number",
-    "since_ns",
-    "from_container_id",
-    "to_container_id",
-    "key",
-    "size_bytes",
-    "tag",
-];
-
-/// A checkpoint's row.
-struct Held {
-    kind: u8,
-    container: i64,
-    ty: i64,
-    depth: u32,
-    value: i64,
-    number: f64,
-    since: i64,
-    from: Option<i64>,
-    to: Option<i64>,
-    key: String,
-    size: i64,
-    tag: i64,
-}
-
-impl Held {
-    fn read(c: &Cells) -> Held {
-        Held {
-            kind: c.str("kind").and_then(|k| k.bytes().next()).unwrap_or(b'?'),
-            container: c.i64("container_id").unwrap_or(0),
-            ty: c.i64("type_id").unwrap_or(0),
-            depth: c.i32("depth").unwrap_or(0) as u32,
-            value: c.i64("value_id").unwrap_or(0),
-            number: c.f64("number").unwrap_or(0.0),
-            since: c.i64("since_ns").unwrap_or(0),
-            from: c.i64("from_container_id"),
-            to: c.i64("to_container_id"),
-            key: c.str("key").unwrap_or("").to_string(),
-            size: c.i64("size_bytes").unwrap_or(0),
-            tag: c.i64("tag").unwrap_or(0),
-        }
-    }
-}
-
-type Instants = std::collections::BTreeMap<i64, Vec<Held>>;
-
-/// The checkpoints of the dataset from `after` (excluded) to the first at
-/// or after `until`, by instant.
-fn points(data: &Dataset, after: i64, until: i64, groups: &mut Written) -> Result<Instants> {
-    let table = data.table("checkpoints")?;
-    let mut take = |lo: i64, hi: i64, by: &mut Instants| -> Result<()> {
-        let (r, a) = table.scan_only(HELD_COLS, &["at_ns"], lo, hi, |c| {
-            let at = c.i64("at_ns").unwrap_or(0);
-            if (lo..hi).contains(&at) {
-                by.entry(at).or_default().push(Held::read(c));
-            }
-            Ok(())
-        })?;
-        groups.groups_read += r;
-        groups.groups += a;
-        Ok(())
-    };
-    let mut by = Instants::new();
-    take(after.saturating_add(1), until, &mut by)?;
-    if let Some(c) = table.first_at_least("at_ns", until)? {
-        take(c, c.saturating_add(1), &mut by)?;
-    }
-    Ok(by)
-}
 
 impl Rebuild<'_> {
     /// The items of the segment `[a, b)` (the first takes what started
@@ -612,16 +537,15 @@ pub fn to_paje(
     let (first, last) = run_span(&cat, &data)?;
     let (lo, hi) = (cut.from.unwrap_or(i64::MIN), cut.to.unwrap_or(i64::MAX));
     if hi <= first || lo > last {
-        let s = crate::time::seconds;
-        return Err(Error::usage(format!(
-            "the window {} holds no time of the run in {}, which spans [{}, {}] (+{}s to +{}s after T0)",
-            crate::time::window_text(cut.from, cut.to),
-            dirs[0].display(),
-            s(first),
-            s(last),
-            crate::time::millis(first - data.t0),
-            crate::time::millis(last - data.t0),
-        )));
+        let what = format!(" in {}", dirs[0].display());
+        return Err(crate::time::outside(
+            cut.from,
+            cut.to,
+            first,
+            Some(last),
+            data.t0,
+            &what,
+        ));
     }
     let sink = target.create()?;
     let shown = target.shown();
