@@ -68,7 +68,7 @@ for mb in $sizes; do
         times+=("$s $m")
     done
     med=$(printf "%s\n" "${times[@]}" | sort -n | sed -n 3p)
-    groups=$("$bin" paje "$dir/g.tables" --from "+${mid}s" --to "+$((mid + 60))s" -o "$dir/w.paje" 2>&1 | sed -n 's/.* from \([0-9]*\) of the tables. \([0-9]*\) row groups/\1 of \2/p')
+    groups=$("$bin" paje "$dir/g.tables" --from "+${mid}s" --to "+$((mid + 60))s" -o "$dir/w.paje" 2>&1 | sed -n 's/.* \([0-9]*\) row groups read .* of the tables. \([0-9]*\)$/\1 of \2/p')
     read -r ps pm prc < <(measure pj_dump -q "$dir/g.paje")
     if command -v vite > /dev/null; then
         read -r vs vm vrc < <(QT_QPA_PLATFORM=offscreen measure vite "$dir/g.paje" -e "$dir/v.svg")

@@ -78,7 +78,7 @@ fn run() -> Result<ExitCode, Error> {
             let w = integrador::tables::window::to_paje(tables, *from, *to, &out)?;
             if !cli.quiet {
                 eprintln!(
-                    "integrador: wrote {}: {} events from {} of the tables' {} row groups",
+                    "integrador: wrote {}: {} events; {} row groups read (a group that holds a checkpoint is read for both its segments) of the tables' {}",
                     match &out {
                         integrador::cli::Output::Stdout => "standard output".to_string(),
                         integrador::cli::Output::File(p) => p.display().to_string(),

@@ -237,6 +237,11 @@ impl TableFiles {
         Ok(best)
     }
 
+    /// How many row groups its files have.
+    pub fn groups(&self) -> usize {
+        self.files.iter().map(|(_, r)| r.num_row_groups()).sum()
+    }
+
     /// The table's name.
     pub fn name(&self) -> &'static str {
         self.name

@@ -354,9 +354,8 @@ impl Rebuild<'_> {
                 items.push((destroy, Item::Destroy(c)));
             }
         }
-        let mut count = |(r, n): (usize, usize)| {
+        let mut count = |(r, _): (usize, usize)| {
             w.groups_read += r;
-            w.groups += n;
         };
         count(
             data.table("states")?
@@ -552,6 +551,9 @@ pub fn to_paje(
     let writer =
         PajeWriter::new(sink, data.t0, false).map_err(|e| Error::input(format!("{shown}: {e}")))?;
     let mut w = Written::default();
+    for t in ["states", "variables", "events", "links", "checkpoints"] {
+        w.groups += data.table(t)?.groups();
+    }
     let held = points(&data, lo, hi, &mut w)?;
     let mut rb = Rebuild {
         cat: &cat,
@@ -614,7 +616,7 @@ impl Rebuild<'_> {
         while !self.halves.is_empty() && lo <= last {
             let top = lo.saturating_add(step);
             let mut items = Vec::new();
-            let (r, n) = links.scan_only(LINK_COLS, &["start_ns", "end_ns"], lo, top, |c| {
+            let (r, _) = links.scan_only(LINK_COLS, &["start_ns", "end_ns"], lo, top, |c| {
                 let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
                 let done = s.max(e);
                 let key = c.str("key").unwrap_or("");
@@ -625,7 +627,6 @@ impl Rebuild<'_> {
                 self.link_halves(c, s, e, &other, &mut items)
             })?;
             w.groups_read += r;
-            w.groups += n;
             self.play(items)?;
             lo = top;
             step = step.saturating_mul(2);
