@@ -266,6 +266,16 @@ pub enum Output {
     File(PathBuf),
 }
 
+impl Output {
+    /// `-o`'s word: `-` is standard output.
+    pub fn from_arg(word: &str) -> Output {
+        match word {
+            "-" => Output::Stdout,
+            p => Output::File(PathBuf::from(p)),
+        }
+    }
+}
+
 /// The resolved configuration of an integration run.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -445,8 +455,7 @@ impl Cli {
     /// ([`take_sources`]).
     pub fn resolve(&self) -> Result<Config> {
         let output = match self.output.as_deref() {
-            Some("-") => Some(Output::Stdout),
-            Some(p) => Some(Output::File(PathBuf::from(p))),
+            Some(word) => Some(Output::from_arg(word)),
             None if self.tables.is_some() || self.report.is_some() => None,
             None => {
                 return Err(Error::usage(

@@ -71,18 +71,12 @@ fn run() -> Result<ExitCode, Error> {
             to,
             output,
         }) => {
-            let out = match output.as_str() {
-                "-" => integrador::cli::Output::Stdout,
-                p => integrador::cli::Output::File(p.into()),
-            };
+            let out = integrador::cli::Output::from_arg(output);
             let w = integrador::tables::window::to_paje(tables, *from, *to, &out)?;
             if !cli.quiet {
                 eprintln!(
                     "integrador: wrote {}: {} events; {} row groups read (a group that holds a checkpoint is read for both its segments) of the tables' {}",
-                    match &out {
-                        integrador::cli::Output::Stdout => "standard output".to_string(),
-                        integrador::cli::Output::File(p) => p.display().to_string(),
-                    },
+                    w.shown,
                     w.events,
                     w.groups_read,
                     w.groups

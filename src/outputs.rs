@@ -18,6 +18,27 @@ pub fn outputs() -> Vec<Box<dyn OutputKind>> {
     ]
 }
 
+/// The replay of the window `cut` into the encoder `make` makes: on a
+/// thread of its own when the run may use threads and no text decoder
+/// keeps the spare core busy (`crate::prefetch::writer_thread`: a binary
+/// decoder keeps its core busy a part of the time, and the writer takes
+/// the rest), else on the run's thread. The bytes are the same either way.
+fn replayed<E>(
+    make: impl FnOnce() -> io::Result<E> + Send + 'static,
+    commit: CommitWith<E::Out>,
+    cut: Cut,
+) -> io::Result<Box<dyn TraceSink>>
+where
+    E: crate::sink::Encoder + 'static,
+    E::Out: Send + 'static,
+{
+    Ok(if crate::prefetch::writer_thread() {
+        Box::new(crate::sink::thread::OnThread::within(make, commit, cut))
+    } else {
+        Box::new(Staged::new(make()?, commit).within(cut))
+    })
+}
+
 /// A file output's place and commit, as the file's encoder takes them.
 fn file_of(
     place: Place,
@@ -53,20 +74,8 @@ impl OutputKind for PajeText {
         use crate::paje::writer::PajeWriter;
         let (out, commit) = file_of(place, commit, "a Pajé trace")?;
         let absolute = cfg.absolute_time;
-        // On a thread of its own when the run may use threads and no text
-        // decoder keeps the spare core busy (crate::prefetch::writer_thread):
-        // a binary decoder keeps its core busy a part of the time, and the
-        // writer takes the rest. The bytes are the same either way, and
-        // they reach the output in 256 KiB chunks.
-        Ok(if crate::prefetch::writer_thread() {
-            Box::new(crate::sink::thread::OnThread::within(
-                move || PajeWriter::new(out, origin, absolute),
-                commit,
-                cut,
-            ))
-        } else {
-            Box::new(Staged::new(PajeWriter::new(out, origin, absolute)?, commit).within(cut))
-        })
+        // They reach the output in 256 KiB chunks.
+        replayed(move || PajeWriter::new(out, origin, absolute), commit, cut)
     }
 }
 
@@ -100,15 +109,7 @@ impl OutputKind for EntityTables {
         };
         let dir = out.dir().to_path_buf();
         let commit: CommitWith<u64> = Box::new(move |_| commit(Place::Dir(out)));
-        Ok(if crate::prefetch::writer_thread() {
-            Box::new(crate::sink::thread::OnThread::within(
-                move || Tables::create(&dir, 0),
-                commit,
-                cut,
-            ))
-        } else {
-            Box::new(Staged::new(Tables::create(&dir, 0)?, commit).within(cut))
-        })
+        replayed(move || Tables::create(&dir, 0), commit, cut)
     }
 }
 

@@ -69,7 +69,7 @@ pub(super) fn points(
 ) -> Result<Instants> {
     let table = data.table("checkpoints")?;
     let mut take = |lo: i64, hi: i64, by: &mut Instants| -> Result<()> {
-        let (r, _) = table.scan_only(HELD_COLS, &["at_ns"], lo, hi, |c| {
+        let r = table.scan_only(HELD_COLS, &["at_ns"], lo, hi, |c| {
             let at = c.i64("at_ns").unwrap_or(0);
             if (lo..hi).contains(&at) {
                 by.entry(at).or_default().push(Held::read(c));

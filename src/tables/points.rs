@@ -4,9 +4,7 @@
 //! came before it.
 
 use super::columns::{col, opt, time, Col, Kind};
-use super::{key, named, Tables};
-use crate::model::ContainerId;
-use crate::sink::ids::container_key;
+use super::{named, Tables};
 use crate::sink::{Catalogue, Held};
 use std::io;
 
@@ -38,12 +36,6 @@ impl Tables {
         held: &Held,
     ) -> io::Result<()> {
         let shift = self.shift;
-        // A container is known by its key even once destroyed (a cut
-        // window's link may name one); the replay's order holds it alive.
-        let id = |c: ContainerId| match c {
-            ContainerId::ROOT => 0,
-            c => key(container_key(cat, c)),
-        };
         let (container, kind) = match *held {
             Held::Container { container, .. } => (container, "container"),
             Held::State { container, .. } => (container, "state"),
@@ -58,10 +50,16 @@ impl Tables {
             Held::State { value, .. } | Held::Link { value, .. } => Some(value),
             _ => None,
         };
+        // Keys cached at creation (kept once a container is destroyed).
+        let id = self.container(container);
+        let ends = match *held {
+            Held::Link { from, to, .. } => [from, to].map(|c| c.map(|c| self.container(c))),
+            _ => [None, None],
+        };
         let t = &mut self.checkpoints;
         t.i64(at + shift);
         t.text(kind);
-        t.i64(id(container));
+        t.i64(id);
         match ty {
             Some(ty) => {
                 t.i64(named(&self.tnames, &self.unknown, ty.0).key);
@@ -100,15 +98,14 @@ impl Tables {
         match *held {
             Held::Link {
                 from,
-                to,
                 key: k,
                 size,
                 tag,
                 ..
             } => {
-                for end in [from, to] {
+                for end in ends {
                     match end {
-                        Some(c) => t.i64(id(c)),
+                        Some(c) => t.i64(c),
                         None => t.null(),
                     }
                 }

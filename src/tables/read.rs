@@ -100,14 +100,14 @@ fn range(stats: Option<&Statistics>) -> Option<(i64, i64)> {
 impl TableFiles {
     /// Every row of the groups that may hold a row whose completion (the
     /// largest of `times`) is in `[lo, hi)`, to `f`. Returns the groups
-    /// read and the groups in all.
+    /// read.
     pub fn scan(
         &self,
         times: &[&str],
         lo: i64,
         hi: i64,
         f: impl FnMut(&Cells) -> Result<()>,
-    ) -> Result<(usize, usize)> {
+    ) -> Result<usize> {
         self.scan_only(&[], times, lo, hi, f)
     }
 
@@ -121,8 +121,8 @@ impl TableFiles {
         lo: i64,
         hi: i64,
         mut f: impl FnMut(&Cells) -> Result<()>,
-    ) -> Result<(usize, usize)> {
-        let (mut read, mut all) = (0, 0);
+    ) -> Result<usize> {
+        let mut read = 0;
         for (path, r) in &self.files {
             let schema = r.metadata().file_metadata().schema_descr();
             let at: HashMap<String, usize> = (0..schema.num_columns())
@@ -150,7 +150,6 @@ impl TableFiles {
                 None => at.clone(),
             };
             for g in 0..r.num_row_groups() {
-                all += 1;
                 let meta = r.metadata().row_group(g);
                 // The completion of a row is at least each time's
                 // smallest, and at most the largest of their largest.
@@ -183,7 +182,7 @@ impl TableFiles {
                 }
             }
         }
-        Ok((read, all))
+        Ok(read)
     }
 
     /// Every row.
@@ -409,12 +408,13 @@ impl Catalogue {
             if !cat.containers.contains_key(&key) {
                 let id = ContainerId(cat.containers.len() as u32);
                 cat.containers.insert(key, id);
-                rows.push((
-                    id,
-                    c.i64("parent_id"),
-                    c.i64("type_id"),
-                    c.str("name").unwrap_or("").to_string(),
-                ));
+                let ids = crate::model::ProcIds {
+                    pid: c.i64("pid"),
+                    tid: c.i64("tid"),
+                    rank: c.i64("rank"),
+                };
+                let name = c.str("name").unwrap_or("").to_string();
+                rows.push((id, c.i64("parent_id"), c.i64("type_id"), name, ids));
                 let life = (
                     c.i64("create_ns").unwrap_or(0),
                     c.i64("destroy_ns").unwrap_or(0),
@@ -422,25 +422,11 @@ impl Catalogue {
                     id,
                 );
                 cat.lives.push(life);
-                let ids = crate::model::ProcIds {
-                    pid: c.i64("pid"),
-                    tid: c.i64("tid"),
-                    rank: c.i64("rank"),
-                };
-                cat.defs.put_container(
-                    id,
-                    ContainerDef {
-                        ty: TypeId(0),
-                        parent: None,
-                        name: "".into(),
-                        ids,
-                    },
-                );
             }
             Ok(())
         })?;
-        for (id, parent, t, name) in rows {
-            let ids = cat.defs_ids(id);
+        // Parents are named by key: mapped once every container has its id.
+        for (id, parent, t, name, ids) in rows {
             let def = ContainerDef {
                 ty: ty(&cat, t).unwrap_or(TypeId(0)),
                 parent: parent.and_then(|p| cat.containers.get(&p).copied()),
@@ -451,11 +437,6 @@ impl Catalogue {
         }
         cat.lives.sort_unstable();
         Ok(cat)
-    }
-
-    fn defs_ids(&self, id: ContainerId) -> crate::model::ProcIds {
-        use crate::sink::Catalogue as _;
-        self.defs.container(id).ids
     }
 
     /// A container by key; the root for 0.

@@ -22,14 +22,15 @@ use super::read::{Catalogue, Cells, Dataset};
 use crate::error::{Error, Result};
 use crate::model::{ContainerId, Event, LinkKey, Op, TypeId, ValueId};
 use crate::paje::writer::PajeWriter;
-use crate::sink::catalogue::Replica;
 use crate::sink::{Replay, RunEnd};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// What `integrador paje` did.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct Written {
+    /// Where it went, for messages.
+    pub shown: String,
     /// Model events written.
     pub events: u64,
     /// Row groups read, and in the tables read from.
@@ -86,13 +87,14 @@ impl Item {
 type Stack = Vec<(ValueId, i64, u32)>;
 
 /// The replay's input, rebuilt.
-struct Rebuild<'a> {
-    cat: &'a Catalogue,
-    defs: Replica,
+struct Rebuild {
+    /// The definitions (the replay reads `cat.defs`, which also keeps the
+    /// link keys met).
+    cat: Catalogue,
     replay: Replay<PajeWriter<crate::output::Sink>>,
     stacks: HashMap<(u32, u32), Stack>,
-    /// Link keys met once: their replayed key, and whether the start was.
-    halves: HashMap<String, (u64, bool, i64)>,
+    /// Link keys met once: their replayed key, and the half's time.
+    halves: HashMap<String, (u64, i64)>,
     dir: PathBuf,
 }
 
@@ -101,7 +103,7 @@ fn within(t: i64, a: i64, b: i64, first: bool) -> bool {
     (first || t >= a) && t < b
 }
 
-impl Rebuild<'_> {
+impl Rebuild {
     fn container(&self, c: &Cells, col: &str) -> Result<ContainerId> {
         self.cat.container(c.i64(col).unwrap_or(0), &self.dir)
     }
@@ -114,36 +116,27 @@ impl Rebuild<'_> {
         self.cat.values.get(&k).copied().unwrap_or(ValueId(0))
     }
 
-    /// Plays the items of one segment in time order.
+    /// Plays the items of one segment in time order; a time's state
+    /// changes row by row.
     fn play(&mut self, mut items: Vec<(i64, Item)>) -> Result<()> {
-        items.sort_by_key(|(t, i)| (*t, i.class()));
+        // Stable: a row's items keep the order they were read in.
+        items.sort_by_key(|(t, i)| (*t, i.class(), row_of(i)));
         let mut i = 0;
         while i < items.len() {
             let (t, ref item) = items[i];
-            if item.class() == 1 {
-                // A time's state changes, row by row.
-                let j = items[i..]
-                    .iter()
-                    .position(|(u, x)| *u != t || x.class() != 1)
-                    .map_or(items.len(), |n| i + n);
-                let mut group: Vec<Item> = items[i..j].iter().map(|(_, x)| x.clone()).collect();
-                group.sort_by_key(|x| match x {
-                    Item::Start { row, .. } | Item::End { row, .. } => (row.0 .0, row.1 .0),
-                    _ => (0, 0),
-                });
-                let mut k = 0;
-                while k < group.len() {
-                    let key = row_of(&group[k]);
-                    let n = group[k..].iter().take_while(|x| row_of(x) == key).count();
-                    let row = (ContainerId(key.0), TypeId(key.1));
-                    self.states(t, row, &group[k..k + n])?;
-                    k += n;
-                }
-                i = j;
+            if item.class() != 1 {
+                self.one(t, item)?;
+                i += 1;
                 continue;
             }
-            self.one(t, item.clone())?;
-            i += 1;
+            let key = row_of(item);
+            let n = items[i..]
+                .iter()
+                .take_while(|(u, x)| *u == t && x.class() == 1 && row_of(x) == key)
+                .count();
+            let row = (ContainerId(key.0), TypeId(key.1));
+            self.states(t, row, items[i..i + n].iter().map(|(_, x)| x))?;
+            i += n;
         }
         Ok(())
     }
@@ -151,15 +144,18 @@ impl Rebuild<'_> {
     fn event(&mut self, time: i64, op: Op) -> Result<()> {
         let ev = Event { time, op };
         self.replay
-            .event(&self.defs, &ev)
+            .event(&self.cat.defs, &ev)
             .map_err(|e| Error::input(format!("write error: {e}")))
     }
 
-    fn one(&mut self, t: i64, item: Item) -> Result<()> {
+    fn one(&mut self, t: i64, item: &Item) -> Result<()> {
         let io = |e: std::io::Error| Error::input(format!("write error: {e}"));
-        match item {
-            Item::Create(c) => self.replay.create_in_order(&self.defs, &[c], t).map_err(io),
-            Item::Destroy(c) => self.replay.destroy(&self.defs, c, t).map_err(io),
+        match *item {
+            Item::Create(c) => self
+                .replay
+                .create_in_order(&self.cat.defs, &[c], t)
+                .map_err(io),
+            Item::Destroy(c) => self.replay.destroy(&self.cat.defs, c, t).map_err(io),
             Item::Set(container, ty, value) => self.event(
                 t,
                 Op::SetVariable {
@@ -181,16 +177,16 @@ impl Rebuild<'_> {
                 ty,
                 value,
                 at,
-                key,
+                ref key,
                 start,
                 size,
                 tag,
             } => {
-                let seq = match self.halves.remove(&key) {
-                    Some((seq, _, _)) => seq,
+                let seq = match self.halves.remove(key.as_str()) {
+                    Some((seq, _)) => seq,
                     None => {
-                        let seq = self.defs.put_key_name(&key);
-                        self.halves.insert(key, (seq, start, t));
+                        let seq = self.cat.defs.put_key_name(key);
+                        self.halves.insert(key.clone(), (seq, t));
                         seq
                     }
                 };
@@ -226,7 +222,12 @@ impl Rebuild<'_> {
     /// gives each state its depth: a start whose depth is the stack's
     /// height goes first (a state of no length before the others), else
     /// the top ends if it ends now, else one ends under others.
-    fn states(&mut self, t: i64, row: (ContainerId, TypeId), items: &[Item]) -> Result<()> {
+    fn states<'i>(
+        &mut self,
+        t: i64,
+        row: (ContainerId, TypeId),
+        items: impl Iterator<Item = &'i Item>,
+    ) -> Result<()> {
         let mut starts: Vec<(ValueId, u32, bool)> = Vec::new();
         let mut ends: Vec<(ValueId, i64, u32)> = Vec::new();
         for x in items {
@@ -326,7 +327,7 @@ const LINK_COLS: &[&str] = &[
     "key",
 ];
 
-impl Rebuild<'_> {
+impl Rebuild {
     /// The items of the segment `[a, b)` (the first takes what started
     /// before it): the rows that complete in it and the checkpoint at its
     /// end.
@@ -354,45 +355,41 @@ impl Rebuild<'_> {
                 items.push((destroy, Item::Destroy(c)));
             }
         }
-        let mut count = |(r, _): (usize, usize)| {
-            w.groups_read += r;
-        };
-        count(
-            data.table("states")?
-                .scan_only(STATE_COLS, &["end_ns"], a, b, |c| {
-                    let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
-                    if !completes(e) {
-                        return Ok(());
-                    }
-                    let row = (self.container(c, "container_id")?, self.ty(c));
-                    let (value, depth) = (self.value(c), c.i32("depth").unwrap_or(0) as u32);
-                    if inside(s) {
-                        let zero = s == e;
-                        items.push((
-                            s,
-                            Item::Start {
-                                row,
-                                value,
-                                depth,
-                                zero,
-                            },
-                        ));
-                    }
-                    if s != e {
-                        items.push((
-                            e,
-                            Item::End {
-                                row,
-                                value,
-                                start: s,
-                                depth,
-                            },
-                        ));
-                    }
-                    Ok(())
-                })?,
-        );
-        count(
+        w.groups_read += data
+            .table("states")?
+            .scan_only(STATE_COLS, &["end_ns"], a, b, |c| {
+                let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
+                if !completes(e) {
+                    return Ok(());
+                }
+                let row = (self.container(c, "container_id")?, self.ty(c));
+                let (value, depth) = (self.value(c), c.i32("depth").unwrap_or(0) as u32);
+                if inside(s) {
+                    let zero = s == e;
+                    items.push((
+                        s,
+                        Item::Start {
+                            row,
+                            value,
+                            depth,
+                            zero,
+                        },
+                    ));
+                }
+                if s != e {
+                    items.push((
+                        e,
+                        Item::End {
+                            row,
+                            value,
+                            start: s,
+                            depth,
+                        },
+                    ));
+                }
+                Ok(())
+            })?;
+        w.groups_read +=
             data.table("variables")?
                 .scan_only(VARIABLE_COLS, &["end_ns"], a, b, |c| {
                     let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
@@ -404,24 +401,22 @@ impl Rebuild<'_> {
                         ));
                     }
                     Ok(())
-                })?,
-        );
-        count(
-            data.table("events")?
-                .scan_only(EVENT_COLS, &["time_ns"], a, b, |c| {
-                    let t = c.i64("time_ns").unwrap_or(0);
-                    if completes(t) {
-                        let item = Item::Point(
-                            self.container(c, "container_id")?,
-                            self.ty(c),
-                            self.value(c),
-                        );
-                        items.push((t, item));
-                    }
-                    Ok(())
-                })?,
-        );
-        count(
+                })?;
+        w.groups_read += data
+            .table("events")?
+            .scan_only(EVENT_COLS, &["time_ns"], a, b, |c| {
+                let t = c.i64("time_ns").unwrap_or(0);
+                if completes(t) {
+                    let item = Item::Point(
+                        self.container(c, "container_id")?,
+                        self.ty(c),
+                        self.value(c),
+                    );
+                    items.push((t, item));
+                }
+                Ok(())
+            })?;
+        w.groups_read +=
             data.table("links")?
                 .scan_only(LINK_COLS, &["start_ns", "end_ns"], a, b, |c| {
                     let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
@@ -429,8 +424,7 @@ impl Rebuild<'_> {
                         return Ok(());
                     }
                     self.link_halves(c, s, e, &inside, &mut items)
-                })?,
-        );
+                })?;
         for h in held {
             let since = h.since;
             if !inside(since) {
@@ -556,8 +550,7 @@ pub fn to_paje(
     }
     let held = points(&data, lo, hi, &mut w)?;
     let mut rb = Rebuild {
-        cat: &cat,
-        defs: cat_defs(&cat),
+        cat,
         replay: Replay::new(writer).within(cut),
         stacks: HashMap::new(),
         halves: HashMap::new(),
@@ -586,19 +579,19 @@ pub fn to_paje(
     }
     let io = |e: std::io::Error| Error::input(format!("{shown}: write error: {e}"));
     if last >= hi {
-        rb.replay.reach(&rb.defs, hi).map_err(io)?;
+        rb.replay.reach(&rb.cat.defs, hi).map_err(io)?;
     }
-    let (sink, stats) = rb.replay.finish(&rb.defs, &RunEnd::empty()).map_err(io)?;
+    let (sink, stats) = rb
+        .replay
+        .finish(&rb.cat.defs, &RunEnd::empty())
+        .map_err(io)?;
     sink.commit(&shown)?;
     w.events = stats.events;
+    w.shown = shown;
     Ok(w)
 }
 
-fn cat_defs(cat: &Catalogue) -> Replica {
-    cat.defs.clone()
-}
-
-impl Rebuild<'_> {
+impl Rebuild {
     /// Reads on past `a` for the other halves of the links in flight
     /// before `hi`, in widening steps, until none is left.
     fn finish_links(
@@ -609,14 +602,14 @@ impl Rebuild<'_> {
         last: i64,
         w: &mut Written,
     ) -> Result<()> {
-        self.halves.retain(|_, h| h.2 < hi);
+        self.halves.retain(|_, h| h.1 < hi);
         let links = data.table("links")?;
         let mut lo = a;
         let mut step: i64 = 1_000_000_000;
         while !self.halves.is_empty() && lo <= last {
             let top = lo.saturating_add(step);
             let mut items = Vec::new();
-            let (r, _) = links.scan_only(LINK_COLS, &["start_ns", "end_ns"], lo, top, |c| {
+            let r = links.scan_only(LINK_COLS, &["start_ns", "end_ns"], lo, top, |c| {
                 let (s, e) = (c.i64("start_ns").unwrap_or(0), c.i64("end_ns").unwrap_or(0));
                 let done = s.max(e);
                 let key = c.str("key").unwrap_or("");

@@ -151,13 +151,19 @@ fn clamp(mut span: Span, from: i64) -> Span {
     span
 }
 
-/// The first regular instant after `t`.
+/// The last regular instant at or before `t` (`origin + k * step`), and
+/// the step; `None` without regular instants.
+fn point_at_or_before(every: Option<(i64, i64)>, t: i64) -> Option<(i128, i128)> {
+    let (origin, step) = every.filter(|&(_, step)| step > 0)?;
+    let (origin, step) = (origin as i128, step as i128);
+    Some((origin + (t as i128 - origin).div_euclid(step) * step, step))
+}
+
+/// The first regular instant after `t` (never `origin` itself).
 fn point_after(every: Option<(i64, i64)>, t: i64) -> i64 {
-    match every {
-        Some((origin, step)) if step > 0 => {
-            let k = (t as i128 - origin as i128).div_euclid(step as i128) + 1;
-            let at = origin as i128 + k.max(1) * step as i128;
-            i64::try_from(at).unwrap_or(i64::MAX)
+    match (point_at_or_before(every, t), every) {
+        (Some((at, step)), Some((origin, _))) => {
+            i64::try_from((at + step).max(origin as i128 + step)).unwrap_or(i64::MAX)
         }
         _ => i64::MAX,
     }
@@ -223,14 +229,10 @@ impl<E: Encoder> Replay<E> {
                 // window's end): a time without events holds one point,
                 // at its end.
                 let lim = t.min(to - 1);
-                let at = match self.cut.points.every {
-                    Some((origin, step)) if step > 0 => {
-                        let k = (lim as i128 - origin as i128).div_euclid(step as i128);
-                        i64::try_from(origin as i128 + k * step as i128).unwrap_or(lim)
-                    }
-                    _ => self.next_point,
-                };
-                let at = at.max(self.next_point);
+                let at = point_at_or_before(self.cut.points.every, lim)
+                    .and_then(|(at, _)| i64::try_from(at).ok())
+                    .unwrap_or(lim)
+                    .max(self.next_point);
                 self.checkpoint_all(cat, at)?;
                 taken = Some(at);
                 self.next_point = point_after(self.cut.points.every, t);
