@@ -487,6 +487,25 @@ fn window_mistakes_are_usage_errors() {
         paje(&["--from", "+100s"]),
         &["holds no time of the run", "spans ["],
     );
+    // An output among the tables it reads: refused, the table untouched.
+    let states = tables.join("states.parquet");
+    let before = std::fs::read(&states).unwrap();
+    let o = integrador(&[
+        "paje",
+        tables.to_str().unwrap(),
+        "-o",
+        states.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("inside the tables directory"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        std::fs::read(&states).unwrap() == before,
+        "a table was overwritten"
+    );
     let o = paje(&["--from", "+12s", "--to", "+13s"]);
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::remove_file(&out).unwrap();
@@ -505,7 +524,8 @@ fn window_mistakes_are_usage_errors() {
 }
 
 /// A damaged table (cut short, or its bytes overwritten) is an input
-/// error naming the file, never a panic, and leaves no output.
+/// error naming the file, never a panic, and leaves no output; read
+/// under an address-space limit.
 #[test]
 fn damaged_tables_are_input_errors() {
     let tmp = tempdir();
@@ -528,12 +548,21 @@ fn damaged_tables_are_input_errors() {
         }
         for (how, bytes) in [("cut short", cut), ("overwritten", flipped)] {
             std::fs::write(&path, &bytes).unwrap();
-            let o = integrador(&[
-                "paje",
-                tables.to_str().unwrap(),
-                "-o",
-                out.to_str().unwrap(),
-            ]);
+            // Under 1 GiB of address space: a damaged size must not be
+            // believed (a dictionary page once asked for 64 GB).
+            let o = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(r#"ulimit -v 1048576; exec "$@""#)
+                .arg("bash")
+                .arg(env!("CARGO_BIN_EXE_integrador"))
+                .args([
+                    "paje",
+                    tables.to_str().unwrap(),
+                    "-o",
+                    out.to_str().unwrap(),
+                ])
+                .output()
+                .unwrap();
             let e = stderr(&o);
             assert!(!e.contains("panicked"), "{table} {how}: {e}");
             if o.status.success() {

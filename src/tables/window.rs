@@ -514,6 +514,30 @@ fn run_span(cat: &Catalogue, data: &Dataset) -> Result<(i64, i64)> {
     Ok((first.unwrap_or(data.t0), last.unwrap_or(data.t0)))
 }
 
+/// Refuses an output inside one of the tables' directories: a table it
+/// reads would be replaced, or the directory would hold a file not ours.
+fn refuse_inside(out: &crate::cli::Output, dirs: &[PathBuf]) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let crate::cli::Output::File(p) = out else {
+        return Ok(());
+    };
+    let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+    let Ok(pm) = std::fs::metadata(parent.unwrap_or(std::path::Path::new("."))) else {
+        return Ok(());
+    };
+    for d in dirs {
+        let same = std::fs::metadata(d).is_ok_and(|m| (m.dev(), m.ino()) == (pm.dev(), pm.ino()));
+        if same {
+            return Err(Error::usage(format!(
+                "-o {} is inside the tables directory {}, which it reads: write the trace elsewhere",
+                p.display(),
+                d.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Writes the Pajé trace of the window `[from, to)` of the tables in
 /// `dirs` to `out`.
 pub fn to_paje(
@@ -523,7 +547,13 @@ pub fn to_paje(
     out: &crate::cli::Output,
 ) -> Result<Written> {
     let target = crate::output::Target::resolve(out)?;
-    target.refuse_inputs(dirs.iter().map(|d| ("the tables", d.as_path())))?;
+    refuse_inside(out, dirs)?;
+    let files: Vec<PathBuf> = dirs
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flat_map(|r| r.flatten().map(|e| e.path()))
+        .collect();
+    target.refuse_inputs(files.iter().map(|f| ("the tables", f.as_path())))?;
     let data = Dataset::open(dirs)?;
     let cut = crate::time::window(from, to, data.t0, crate::sink::Points::NONE)?;
     let cat = Catalogue::read(&data)?;
