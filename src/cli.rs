@@ -309,6 +309,8 @@ pub struct Config {
     pub quiet: bool,
     /// Cores to use (0: all; 1: one thread).
     pub threads: usize,
+    /// A plan's task: the source it converts (`docs/scale.md`).
+    pub task: Option<u32>,
 }
 
 /// The single-dash words clap knows besides the thesis options.
@@ -479,6 +481,7 @@ impl Cli {
             checkpoint_every: self.checkpoint_every,
             quiet: self.quiet,
             threads: self.threads,
+            task: None,
         })
     }
 }
@@ -488,6 +491,12 @@ impl Config {
     /// is a usage error.
     pub fn cut(&self, origin: i64) -> Result<crate::sink::Cut> {
         let points = match self.checkpoint_every {
+            // A task's points are the instants every task shares: what
+            // is open there is the union of the tasks' checkpoints.
+            None if self.task.is_some() => crate::sink::Points {
+                rows: None,
+                ..crate::sink::Points::default_at(origin)
+            },
             None => crate::sink::Points::default_at(origin),
             Some(0) => crate::sink::Points::NONE,
             Some(step) => crate::sink::Points {

@@ -1,8 +1,10 @@
 //! Color names of the inputs (MPE and libRastro name X11 colors: `green`,
 //! `forest green`, `OrangeRed`) as Pajé colors (`"r g b"` in 0..1).
 
-/// Default colors of variable types without one, cycled in order of
-/// registration so the same inputs give the same colors. (The palettes
+/// Default colors of variable types without one, picked by [`pick`] from
+/// what the type is, so the same type has the same color in every run,
+/// window and task (an order of registration differs between a run and
+/// its tasks). (The palettes
 /// live here, beside the color names, and nowhere else.)
 pub const VARIABLES: [&str; 8] = [
     "0.12 0.47 0.71",
@@ -24,6 +26,14 @@ pub const VALUES: [&str; 6] = [
     "0.79 0.7 0.84",
     "1 1 0.6",
 ];
+
+/// The color of `palette` for a thing known by `what` (its name, its
+/// key): a fixed hash, so it depends on nothing but the thing. Two things
+/// may share a color; the hierarchy file colors what must differ.
+pub fn pick<'a>(palette: &[&'a str], what: &[u8]) -> &'a str {
+    let h = twox_hash::XxHash64::oneshot(0, what);
+    palette[(h % palette.len() as u64) as usize]
+}
 
 /// X11's `rgb.txt` and CSS disagree on these four; MPE means X11
 /// (Jumpshot reads `rgb.txt`), so they are X11 here.

@@ -33,6 +33,7 @@ pub mod recurring;
 pub mod registry;
 pub mod report;
 pub mod run;
+pub mod scale;
 pub mod series;
 pub mod sink;
 pub mod sniff;

@@ -22,7 +22,21 @@ fn run() -> Result<ExitCode, Error> {
     integrador::output::fit_address_limit();
     let mut kinds = integrador::convert::kinds();
     let line = CommandLine::new(&kinds);
-    let args = line.rewrite(std::env::args_os())?;
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `plan` takes a run's command line (docs/scale.md); `task` and
+    // `gather` have their own.
+    let planning = argv.get(1).is_some_and(|a| a == "plan");
+    let plan_args = if planning {
+        argv.remove(1);
+        Some(integrador::scale::cli::plan_args(&argv[1..])?)
+    } else {
+        None
+    };
+    if argv.get(1).is_some_and(|a| a == "task" || a == "gather") && !planning {
+        let code = integrador::scale::cli::main(&argv[1..])?;
+        return Ok(ExitCode::from(code.unwrap_or(0)));
+    }
+    let args = line.rewrite(argv)?;
     if args.len() <= 1 {
         eprintln!("{}", integrador::cli::SHORT_USAGE);
         return Ok(ExitCode::from(2));
@@ -109,7 +123,17 @@ fn run() -> Result<ExitCode, Error> {
     integrador::output::install_signal_cleanup();
     let cfg = cli.resolve()?;
     take_sources(&mut kinds, &matches)?;
-    let report = integrador::run::integrate(&cfg, kinds)?;
+    if let Some(args) = plan_args {
+        let done = integrador::scale::plan(&cfg, kinds, args)?;
+        if !cfg.quiet {
+            eprintln!(
+                "integrador: planned {} tasks over {} input files",
+                done.tasks, done.inputs
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report = integrador::run::integrate(&cfg, kinds, None)?;
     if cfg.quiet {
         let _ = integrador::summary::write_warnings(&mut io::stderr().lock(), &report);
     } else {

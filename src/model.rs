@@ -5,7 +5,9 @@
 //! [`Registry`]: crate::registry::Registry
 
 /// Index of a container in the registry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct ContainerId(pub u32);
 
 impl ContainerId {
@@ -15,11 +17,15 @@ impl ContainerId {
 }
 
 /// Index of a type (container, state, variable, event or link type).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct TypeId(pub u32);
 
 /// Index of a value of a state, event or link type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct ValueId(pub u32);
 
 /// What happens.
@@ -153,7 +159,7 @@ impl Op {
 /// A process's or thread's numbers, where an input said them: the
 /// entity tables' `pid`, `tid` and `rank` (pids recycle and repeat on
 /// other machines, so a container's name alone does not say them).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ProcIds {
     /// The OS process id.
     pub pid: Option<i64>,

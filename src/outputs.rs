@@ -97,19 +97,20 @@ impl OutputKind for EntityTables {
 
     fn start(
         &self,
-        _cfg: &Config,
+        cfg: &Config,
         place: Place,
         commit: CommitWith<Place>,
         _origin: i64,
         cut: Cut,
     ) -> io::Result<Box<dyn TraceSink>> {
         use crate::tables::Tables;
+        let task = cfg.task;
         let Place::Dir(out) = place else {
             return Err(io::Error::other("the entity tables are a directory"));
         };
         let dir = out.dir().to_path_buf();
         let commit: CommitWith<u64> = Box::new(move |_| commit(Place::Dir(out)));
-        replayed(move || Tables::create(&dir, 0), commit, cut)
+        replayed(move || Tables::create(&dir, 0)?.in_task(task), commit, cut)
     }
 }
 

@@ -13,6 +13,9 @@ use crate::model::{ContainerId, TypeId, ValueId};
 use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
+mod snapshot;
+pub use snapshot::Snapshot;
+
 /// A link resolved by [`Registry::link`]: its name, value key, type and value.
 type ResolvedLink = (Name, Name, TypeId, ValueId);
 
@@ -21,7 +24,7 @@ type ResolvedLink = (Name, Name, TypeId, ValueId);
 pub type Name = Arc<str>;
 
 /// Nature of a type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TypeKind {
     /// A container type.
     Container,
@@ -117,16 +120,12 @@ pub struct Registry {
     machines: Vec<MachineEntry>,
     /// `machines` positions by [`HostIdentity::keys`] of their names.
     machine_keys: KeyIndex,
-    /// Variable types made so far (for the palette).
-    variable_types: usize,
     numbered: HashMap<(ContainerId, TypeId, u64), ContainerId>,
     named: HashMap<(ContainerId, TypeId, String), ContainerId>,
     link_channels: u32,
     /// Types under a parent by kind, then by key: the two-level map finds
     /// a key without building one.
     sub_types: HashMap<(TypeId, TypeKind), HashMap<Name, TypeId>>,
-    /// The palette's colors, shared by the types that take them.
-    palette: [Name; crate::color::VARIABLES.len()],
     link_types: HashMap<(Option<TypeId>, TypeId, TypeId, String), TypeId>,
     /// Resolved links per (holding container, start and end container
     /// types): (link name, value key, type, value), a short list.
@@ -152,12 +151,10 @@ impl Registry {
             clusters: HashMap::new(),
             machines: Vec::new(),
             machine_keys: KeyIndex::default(),
-            variable_types: 0,
             numbered: HashMap::new(),
             named: HashMap::new(),
             link_channels: 0,
             sub_types: HashMap::new(),
-            palette: crate::color::VARIABLES.map(Name::from),
             link_types: HashMap::new(),
             links: HashMap::new(),
             value_ids: HashMap::new(),
@@ -621,14 +618,12 @@ impl Registry {
         };
         let color = match kind {
             TypeKind::Variable => {
-                // The palette index is the number of variable types made so
-                // far, kept as a count: counting them anew for each type made
-                // a million metrics quadratic.
-                let n = self.variable_types;
-                self.variable_types += 1;
+                // The palette color by the type's key, not its place in
+                // the order types are made: a task of a plan makes them
+                // in another order than the whole run.
                 Some(match display.and_then(|d| d.color.as_deref()) {
                     Some(c) => c.into(),
-                    None => self.palette[n % crate::color::VARIABLES.len()].clone(),
+                    None => crate::color::pick(&crate::color::VARIABLES, key.as_bytes()).into(),
                 })
             }
             _ => None,

@@ -4,103 +4,44 @@
 //! write, report.
 
 use crate::cli::{Config, Output};
-use crate::clocks::RunClocks;
-use crate::convert::{OpenCx, SourceKind};
+use crate::convert::SourceKind;
 use crate::error::{Error, Result};
-use crate::hierarchy::Hierarchy;
-use crate::input;
-use crate::merge::Merge;
 use crate::outputs::Outputs;
 use crate::progress::Progress;
-use crate::registry::Registry;
 use crate::report::Finished;
 use crate::sink::drive::Filters;
 use crate::sink::{io_error, write_all, RunEnd, TraceSink, WriteError};
 use std::io::{self, IsTerminal};
-use std::path::PathBuf;
 
 pub use crate::report::{ClockUse, RunReport};
 
-/// Every input file of the run with the option that names it: the
-/// hierarchy and sync files, and what each kind lists (a directory's
-/// files, an archive's volumes). Listed before any is read: the output
-/// must be none of them.
-fn list_inputs(
-    cfg: &Config,
-    kinds: &mut [Box<dyn SourceKind>],
-) -> Result<Vec<(&'static str, PathBuf)>> {
-    let mut out = Vec::new();
-    for (option, p) in [("-hierarchy", &cfg.hierarchy), ("-sync", &cfg.sync)] {
-        out.extend(p.iter().map(|p| (option, p.clone())));
-    }
-    for kind in kinds.iter_mut() {
-        let option = kind.option();
-        out.extend(kind.list()?.into_iter().map(|p| (option, p)));
-    }
-    Ok(out)
-}
+mod open;
+pub use open::{open, Opened, Seed};
 
 /// Runs an integration. Progress goes to stderr when it is a terminal.
-/// `kinds` have taken their options ([`crate::cli::take_sources`]).
-pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<RunReport> {
+/// `kinds` have taken their options ([`crate::cli::take_sources`]); a
+/// plan's task brings its `seed`.
+pub fn integrate(
+    cfg: &Config,
+    mut kinds: Vec<Box<dyn SourceKind>>,
+    seed: Option<Seed>,
+) -> Result<RunReport> {
     // The output is settled before any input is read: a wrong -o fails at
     // once, and an input named as the output is never touched.
     let mut outputs = Outputs::settle(cfg)?;
-    cfg.refuse_missing_files(&kinds)?;
-    let inputs = list_inputs(cfg, &mut kinds)?;
-    outputs.refuse_inputs(&inputs)?;
-    if let Some(p) = &cfg.write_sync {
-        crate::clockfit::apply::refuse_inputs(
-            p,
-            cfg.output.as_ref(),
-            inputs.iter().map(|(o, p)| (*o, p.as_path())),
-        )?;
-    }
-    let _streams = input::Scope::enter(inputs.iter().map(|(_, p)| p.as_path()));
-    crate::prefetch::set_threads(cfg.threads);
-    let options: Vec<&str> = kinds.iter().map(|k| k.option()).collect();
-    crate::sniff::check_all(&inputs, &options)?;
-    // Created now so that an unwritable place fails before the work; the
-    // temporary file is removed on any error or ending signal.
-    outputs.create()?;
-    let (partial, target_name) = (outputs.partial(), outputs.shown());
-    let hierarchy = match &cfg.hierarchy {
-        Some(p) => Hierarchy::load(p)?,
-        None => Hierarchy::builtin(),
-    };
-    let named = crate::convert::configure(&mut kinds, &hierarchy)?;
-    outputs.refuse_inputs(&named)?;
-    let run_clocks = RunClocks::load(cfg, &mut kinds, &hierarchy)?;
-    let mut reg = Registry::new(hierarchy);
-    let mut clocks = run_clocks.lookup(reg.hierarchy.identity.clone());
-    let mut clock_of = |host: &str| clocks.of(host).map(crate::timeline::Clock::new);
-    let mut cx = OpenCx::new(cfg, &mut reg, &mut clock_of);
-    crate::convert::open_all(&mut kinds, &mut cx)?;
-    let OpenCx {
-        sources,
-        mut boot_relative,
+    let Opened {
+        mut reg,
+        mut merge,
+        clocks: run_clocks,
+        origin,
+        inputs,
+        used,
+        streams: _streams,
         ..
-    } = cx;
-    // Boot-relative times beside wall-clock ones would be years apart.
-    if !boot_relative.is_empty() && sources.len() > boot_relative.len() {
-        return Err(boot_relative.swap_remove(0));
-    }
-    let mut merge = Merge::new(sources, &mut reg)?;
-    // An empty run is an error, not a trace with a T0 in 1970.
-    let Some(first) = merge.peek_time() else {
-        let names: Vec<String> = merge
-            .sources()
-            .iter()
-            .map(|s| s.stats().path.display().to_string())
-            .collect();
-        return Err(Error::input(format!(
-            "no event in any input ({}): nothing to write",
-            names.join(", ")
-        )));
-    };
-    // docs/output.md: T0 is the earliest time floored to the millisecond,
-    // so the data fills a viewer's axis (a whole second squashed short runs).
-    let origin = first.div_euclid(1_000_000) * 1_000_000;
+    } = open(cfg, &mut kinds, Some(&mut outputs), seed)?;
+    let (partial, target_name) = (outputs.partial(), outputs.shown());
+    let first = merge.peek_time().unwrap_or(origin);
+    let options: Vec<&str> = kinds.iter().map(|k| k.option()).collect();
     let progress = (!cfg.quiet && io::stderr().is_terminal())
         .then(|| Progress::new(Progress::total(&inputs, &options)));
     let cut = cfg.cut(origin)?;
@@ -149,7 +90,7 @@ pub fn integrate(cfg: &Config, mut kinds: Vec<Box<dyn SourceKind>>) -> Result<Ru
         corrected_from_messages: run_clocks.from_messages(),
         notes: filters.notes(&merge),
         origin,
-        clocks: clocks.used,
+        clocks: used,
         sync: run_clocks.sync(),
         output: cfg.output.clone(),
         tables: cfg.tables.clone(),

@@ -11,29 +11,8 @@ mod common;
 use common::*;
 use std::process::Command;
 
-fn python() -> String {
-    std::env::var("INTEGRADOR_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
-/// Whether `python` imports `module`; a required one's absence fails.
 fn have(module: &str, require: &str) -> bool {
-    let ok = Command::new(python())
-        .args(["-c", &format!("import {module}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var(require).as_deref() == Ok("1") {
-            panic!(
-                "{module} is required ({require}=1) but {} cannot import it",
-                python()
-            );
-        }
-        eprintln!(
-            "\n*** SKIPPED: {} cannot import {module}; the tables were NOT read by it ***\n",
-            python()
-        );
-    }
-    ok
+    have_module(module, require)
 }
 
 #[test]

@@ -285,29 +285,9 @@ fn windows_equal_the_cut_of_the_whole_trace() {
     }
 }
 
-fn python() -> String {
-    std::env::var("INTEGRADOR_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
 /// Whether the Python has DuckDB; required under INTEGRADOR_REQUIRE_DUCKDB=1.
 fn have_duckdb() -> bool {
-    let ok = std::process::Command::new(python())
-        .args(["-c", "import duckdb"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("INTEGRADOR_REQUIRE_DUCKDB").as_deref() == Ok("1") {
-            panic!(
-                "duckdb is required (INTEGRADOR_REQUIRE_DUCKDB=1) but {} cannot import it",
-                python()
-            );
-        }
-        eprintln!(
-            "\n*** SKIPPED: {} cannot import duckdb; the windows' tables were NOT compared ***\n",
-            python()
-        );
-    }
-    ok
+    have_module("duckdb", "INTEGRADOR_REQUIRE_DUCKDB")
 }
 
 /// The tables of K = 1, 3, 7 consecutive windows of every example, put

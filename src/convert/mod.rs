@@ -141,6 +141,15 @@ pub struct OpenCx<'a> {
     /// the wall clock, each with the error that refuses it when other
     /// inputs are on the wall clock.
     pub boot_relative: Vec<crate::error::Error>,
+    /// A plan's task: the one source to open, as (kind's place in
+    /// [`kinds`], its place among that kind's sources), and the link
+    /// channel the whole run had handed out before it opened.
+    pub only: Option<(usize, usize, u32)>,
+    /// Every source a kind would open, in its order: (kind, place, the
+    /// link channels handed out before it), what a plan hands its tasks.
+    pub marks: Vec<(usize, usize, u32)>,
+    kind: usize,
+    nth: usize,
 }
 
 impl<'a> OpenCx<'a> {
@@ -156,6 +165,28 @@ impl<'a> OpenCx<'a> {
             clock_of,
             sources: Vec::new(),
             boot_relative: Vec::new(),
+            only: None,
+            marks: Vec::new(),
+            kind: 0,
+            nth: 0,
+        }
+    }
+
+    /// Whether a kind opens its next source: always, but in a plan's task
+    /// only its own (`docs/scale.md`). A kind asks before each source it
+    /// would open, in the order it pushes them.
+    pub fn wants(&mut self) -> bool {
+        let here = (self.kind, self.nth);
+        self.nth += 1;
+        self.marks.push((here.0, here.1, self.reg.link_channels()));
+        match self.only {
+            None => true,
+            Some((k, n, channels)) if (k, n) == here => {
+                // Its channels are numbered as in the whole run.
+                self.reg.set_link_channels(channels);
+                true
+            }
+            Some(_) => false,
         }
     }
 }
@@ -198,6 +229,10 @@ pub fn open_all(kinds: &mut [Box<dyn SourceKind>], cx: &mut OpenCx<'_>) -> Resul
     let order: Vec<usize> = first.chain(last).collect();
     for i in order {
         if let (Some(kind), Some(slot)) = (kinds.get_mut(i), opened.get_mut(i)) {
+            (cx.kind, cx.nth) = (i, 0);
+            if cx.only.is_some_and(|(k, _, _)| k != i) {
+                continue;
+            }
             kind.open(cx)?;
             *slot = std::mem::take(&mut cx.sources);
         }

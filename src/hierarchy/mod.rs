@@ -26,7 +26,9 @@ pub use section::{selects, RawDisplay, Text};
 pub const DEFAULT_TOML: &str = include_str!("../../hierarchies/default.toml");
 
 /// What a container type stands for; the unifier creates containers by role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// A grid of administrative domains.

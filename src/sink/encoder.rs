@@ -318,6 +318,9 @@ pub trait Encoder {
     ) -> io::Result<()> {
         Ok(())
     }
+    /// The run ends: what is still open is closed and every container
+    /// destroyed next.
+    fn ending(&mut self) {}
     /// A container destroyed at `time`, after its children.
     fn destroy<C: Catalogue + ?Sized>(
         &mut self,

@@ -11,7 +11,7 @@
 pub mod columns;
 mod held;
 mod points;
-mod provenance;
+pub(crate) mod provenance;
 pub mod read;
 pub mod replay;
 pub mod window;
@@ -33,7 +33,7 @@ pub const SCHEMA_VERSION: i32 = 2;
 /// directory without it is never replaced.
 pub const MARKER: &str = "integrador-tables.txt";
 
-const STATES: &[Col] = &[
+pub(crate) const STATES: &[Col] = &[
     col("container_id", Kind::I64),
     col("type_id", Kind::I64),
     col("type", Kind::Str),
@@ -45,7 +45,7 @@ const STATES: &[Col] = &[
     col("end_cause", Kind::Str),
     col("source", Kind::I32),
 ];
-const VARIABLES: &[Col] = &[
+pub(crate) const VARIABLES: &[Col] = &[
     col("container_id", Kind::I64),
     col("type_id", Kind::I64),
     col("type", Kind::Str),
@@ -55,7 +55,7 @@ const VARIABLES: &[Col] = &[
     col("end_cause", Kind::Str),
     col("source", Kind::I32),
 ];
-const EVENTS: &[Col] = &[
+pub(crate) const EVENTS: &[Col] = &[
     col("container_id", Kind::I64),
     col("type_id", Kind::I64),
     col("type", Kind::Str),
@@ -64,7 +64,7 @@ const EVENTS: &[Col] = &[
     time("time_ns"),
     col("source", Kind::I32),
 ];
-const LINKS: &[Col] = &[
+pub(crate) const LINKS: &[Col] = &[
     col("link_id", Kind::I64),
     col("type_id", Kind::I64),
     col("type", Kind::Str),
@@ -80,7 +80,7 @@ const LINKS: &[Col] = &[
     unique("key"),
     col("source", Kind::I32),
 ];
-const CONTAINERS: &[Col] = &[
+pub(crate) const CONTAINERS: &[Col] = &[
     col("container_id", Kind::I64),
     opt("parent_id", Kind::I64),
     col("type_id", Kind::I64),
@@ -97,7 +97,7 @@ const CONTAINERS: &[Col] = &[
     time("destroy_ns"),
     col("row_order", Kind::I64),
 ];
-const TYPES: &[Col] = &[
+pub(crate) const TYPES: &[Col] = &[
     col("type_id", Kind::I64),
     opt("parent_type_id", Kind::I64),
     col("nature", Kind::Str),
@@ -107,7 +107,7 @@ const TYPES: &[Col] = &[
     opt("from_type_id", Kind::I64),
     opt("to_type_id", Kind::I64),
 ];
-const VALUES: &[Col] = &[
+pub(crate) const VALUES: &[Col] = &[
     col("value_id", Kind::I64),
     col("type_id", Kind::I64),
     col("name", Kind::Str),
@@ -161,7 +161,19 @@ pub struct Tables {
     causes: [u32; 4],
     /// Read for an id never declared (a bug of the replay): no panic.
     unknown: Named,
+    /// A plan's task: its source's index in the whole run, added to the
+    /// `source` of every row (`docs/scale.md`).
+    part: Option<u32>,
+    /// A task's rows still open at its end (`states_at_end`,
+    /// `variables_at_end`): the gather ends them at the whole run's end.
+    open_at_end: Option<(Table, Table)>,
+    /// The replay is closing what is open at the end.
+    ending: bool,
 }
+
+/// What a task writes for a container alive at its end: the gather puts
+/// the whole run's end there.
+pub const ALIVE_AT_END: i64 = i64::MAX;
 
 /// The cause's word, by [`SpanEnd`]'s order.
 fn cause(c: SpanEnd) -> usize {
@@ -235,7 +247,30 @@ impl Tables {
             }),
             names,
             unknown: Named::default(),
+            part: None,
+            open_at_end: None,
+            ending: false,
         })
+    }
+
+    /// Makes these the tables of a plan's task converting source `part`
+    /// (nothing changes without one).
+    pub fn in_task(mut self, part: Option<u32>) -> io::Result<Tables> {
+        if part.is_some() {
+            let t = |name, cols, sorted| {
+                Table::create(&self.dir, name, cols, sorted, &self.names, false)
+            };
+            self.open_at_end = Some((
+                t("states_at_end", STATES, None)?,
+                t("variables_at_end", VARIABLES, None)?,
+            ));
+        }
+        self.part = part;
+        Ok(self)
+    }
+
+    fn source(&self, s: u32) -> i32 {
+        s.saturating_add(self.part.unwrap_or(0)) as i32
     }
 
     fn ty(&self, t: TypeId) -> &Named {
@@ -359,7 +394,7 @@ impl Encoder for Tables {
         ev: &Event,
         _: bool,
     ) -> io::Result<()> {
-        let source = book.source;
+        let source = self.source(book.source);
         let Op::NewEvent {
             container,
             ty,
@@ -378,7 +413,7 @@ impl Encoder for Tables {
         t.i64(v.key);
         t.name(v.name);
         t.i64(ev.time + self.shift);
-        t.i32(source as i32);
+        t.i32(source);
         t.end()
     }
 
@@ -398,8 +433,13 @@ impl Encoder for Tables {
                 let c = self.container(container);
                 let ty = named(&self.tnames, &self.unknown, ty.0);
                 let v = named(&self.vnames, &self.unknown, value.0);
+                let source = self.source(source);
+                let at_end = matches!(cause, SpanEnd::TraceEnd);
                 let cause = self.causes[self::cause(cause)];
-                let t = &mut self.states;
+                let t = match self.open_at_end.as_mut() {
+                    Some((t, _)) if at_end => t,
+                    _ => &mut self.states,
+                };
                 t.i64(c);
                 t.i64(ty.key);
                 t.name(ty.name);
@@ -409,7 +449,7 @@ impl Encoder for Tables {
                 t.i64(end + shift);
                 t.i32(depth as i32);
                 t.name(cause);
-                t.i32(source as i32);
+                t.i32(source);
                 t.end()
             }
             Span::Variable {
@@ -423,8 +463,13 @@ impl Encoder for Tables {
             } => {
                 let c = self.container(container);
                 let ty = named(&self.tnames, &self.unknown, ty.0);
+                let source = self.source(source);
+                let at_end = matches!(cause, SpanEnd::TraceEnd);
                 let cause = self.causes[self::cause(cause)];
-                let t = &mut self.variables;
+                let t = match self.open_at_end.as_mut() {
+                    Some((_, t)) if at_end => t,
+                    _ => &mut self.variables,
+                };
                 t.i64(c);
                 t.i64(ty.key);
                 t.name(ty.name);
@@ -432,7 +477,7 @@ impl Encoder for Tables {
                 t.i64(end + shift);
                 t.f64(value);
                 t.name(cause);
-                t.i32(source as i32);
+                t.i32(source);
                 t.end()
             }
             Span::Link {
@@ -453,6 +498,7 @@ impl Encoder for Tables {
                 let v = named(&self.vnames, &self.unknown, value.0);
                 let (from, to) = (self.container(from), self.container(to));
                 let id = key(crate::sink::ids::link_key(cat, ty.key as u64, k));
+                let source = self.source(source);
                 let t = &mut self.links;
                 t.i64(id);
                 t.i64(ty.key);
@@ -470,7 +516,7 @@ impl Encoder for Tables {
                     Some(name) => t.text(name),
                     None => t.key(k.channel, k.seq),
                 }
-                t.i32(source as i32);
+                t.i32(source);
                 t.end()
             }
         }
@@ -484,6 +530,10 @@ impl Encoder for Tables {
         held: &crate::sink::Held,
     ) -> io::Result<()> {
         self.hold(cat, at, held)
+    }
+
+    fn ending(&mut self) {
+        self.ending = true;
     }
 
     fn destroy<C: Catalogue + ?Sized>(
@@ -539,7 +589,10 @@ impl Encoder for Tables {
             }
         }
         t.i64(a.created);
-        t.i64(time + self.shift);
+        t.i64(match self.part {
+            Some(_) if self.ending => ALIVE_AT_END,
+            _ => time + self.shift,
+        });
         t.i64(a.order);
         t.end()
     }
@@ -561,6 +614,9 @@ impl Encoder for Tables {
         ];
         self.provenance(end, stats, &meta)?;
         let mut rows = 0;
+        if let Some((a, b)) = self.open_at_end {
+            rows += a.close(&meta)? + b.close(&meta)?;
+        }
         for t in [
             self.states,
             self.variables,

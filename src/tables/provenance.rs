@@ -7,7 +7,7 @@ use super::{Tables, SCHEMA_VERSION};
 use crate::sink::{RunEnd, SinkStats};
 use std::io;
 
-const RUN: &[Col] = &[
+pub(crate) const RUN: &[Col] = &[
     col("schema_version", Kind::I32),
     col("tool_version", Kind::Str),
     col("t0_ns", Kind::I64),
@@ -16,7 +16,7 @@ const RUN: &[Col] = &[
     col("events", Kind::I64),
     col("warnings", Kind::I64),
 ];
-const INPUTS: &[Col] = &[
+pub(crate) const INPUTS: &[Col] = &[
     col("source", Kind::I32),
     col("kind", Kind::Str),
     col("path", Kind::Str),
@@ -26,8 +26,8 @@ const INPUTS: &[Col] = &[
     opt("last_ns", Kind::I64),
     col("warnings", Kind::I64),
 ];
-const HOST_ALIASES: &[Col] = &[col("name", Kind::Str), opt("container_id", Kind::I64)];
-const CLOCKS: &[Col] = &[
+pub(crate) const HOST_ALIASES: &[Col] = &[col("name", Kind::Str), opt("container_id", Kind::I64)];
+pub(crate) const CLOCKS: &[Col] = &[
     col("host", Kind::Str),
     col("method", Kind::Str),
     opt("reference", Kind::Str),
@@ -62,7 +62,7 @@ impl Tables {
         run.close(meta)?;
         let mut inputs = Table::create(&self.dir, "inputs", INPUTS, None, &self.names, false)?;
         for (i, s) in r.sources.iter().enumerate() {
-            inputs.i32(i as i32);
+            inputs.i32(self.source(i as u32));
             inputs.text(s.kind);
             inputs.text(&s.path.to_string_lossy());
             inputs.i64(s.records as i64);

@@ -529,3 +529,31 @@ pub fn fixture_runs() -> Vec<(&'static str, Vec<String>)> {
         })
         .collect()
 }
+
+/// The Python that runs the readers' scripts: `$INTEGRADOR_PYTHON` or
+/// `python3`.
+pub fn python() -> String {
+    std::env::var("INTEGRADOR_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Whether [`python`] imports `module`; under `require`=1 its absence
+/// fails the test, elsewhere it is skipped loudly.
+pub fn have_module(module: &str, require: &str) -> bool {
+    let ok = std::process::Command::new(python())
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var(require).as_deref() == Ok("1") {
+            panic!(
+                "{module} is required ({require}=1) but {} cannot import it",
+                python()
+            );
+        }
+        eprintln!(
+            "\n*** SKIPPED: {} cannot import {module}; NOT read by it ***\n",
+            python()
+        );
+    }
+    ok
+}

@@ -153,10 +153,16 @@ impl crate::convert::SourceKind for GangliaKind {
             match format {
                 integrador_ganglia::Format::Xml => snapshots.push(path.clone()),
                 integrador_ganglia::Format::RrdDump => {
+                    if !cx.wants() {
+                        continue;
+                    }
                     let source = RrdSource::open(path, setup, cx.reg, cx.clock_of)?;
                     cx.sources.push(Box::new(source));
                 }
                 integrador_ganglia::Format::Traced => {
+                    if !cx.wants() {
+                        continue;
+                    }
                     let name = path
                         .file_name()
                         .map(|n| n.to_string_lossy().into_owned())
@@ -177,7 +183,7 @@ impl crate::convert::SourceKind for GangliaKind {
                 }
             }
         }
-        if !snapshots.is_empty() {
+        if !snapshots.is_empty() && cx.wants() {
             let setup = defaults(
                 self.collector.as_ref(),
                 &self.config,

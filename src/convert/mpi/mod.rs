@@ -637,6 +637,9 @@ impl super::SourceKind for MpiKind {
 
     fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
         for path in &self.logs {
+            if !cx.wants() {
+                continue;
+            }
             let setup = MpiSetup {
                 nodes: self.nodes.as_deref(),
                 start: self.start.or(self.config.start),

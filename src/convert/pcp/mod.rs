@@ -612,6 +612,9 @@ impl super::SourceKind for PcpKind {
 
     fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
         for a in std::mem::take(&mut self.archives) {
+            if !cx.wants() {
+                continue;
+            }
             let source = PcpSource::open(
                 a,
                 (self.raw, &self.config),

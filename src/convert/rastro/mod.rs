@@ -461,7 +461,7 @@ impl super::SourceKind for RastroKind {
     }
 
     fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
-        if self.files.is_empty() {
+        if self.files.is_empty() || !cx.wants() {
             return Ok(());
         }
         let choice = self.map.as_deref().or(self.config.map.as_deref());

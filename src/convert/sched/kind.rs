@@ -127,6 +127,9 @@ impl crate::convert::SourceKind for KernelKind {
         let window = cx.cfg.reorder_window;
         let others = machines(cx.reg);
         for path in &self.files {
+            if !cx.wants() {
+                continue;
+            }
             let input = match self.format {
                 Some(f) => f,
                 None => {

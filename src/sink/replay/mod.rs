@@ -438,12 +438,12 @@ impl<E: Encoder> Replay<E> {
     fn declare_value_now<C: Catalogue + ?Sized>(&mut self, cat: &C, v: ValueId) -> io::Result<()> {
         let def = cat.value(v);
         self.declare_type(cat, def.ty)?;
-        // The palette in declaration order: the same values get the same
-        // colours in every output of a run.
-        let n = self.book.values.len() as usize;
+        // The palette by the value's key: the same value gets the same
+        // colour in every output, window and task of a run.
+        let key = super::ids::value_key(cat, v).to_le_bytes();
         let color = match &def.color {
             Some(c) => c.as_str(),
-            None => crate::color::VALUES[n % crate::color::VALUES.len()],
+            None => crate::color::pick(&crate::color::VALUES, &key),
         };
         self.book.values.mark(v.0);
         self.enc.declare_value(cat, &self.book, v, Some(color))
@@ -583,6 +583,7 @@ impl<E: Encoder> Replay<E> {
             Phase::In => self.stats.last_time,
         };
         if let Some(t) = last {
+            self.enc.ending();
             // Children are always created after their parents, so the
             // reverse creation order destroys children first.
             for c in std::mem::take(&mut self.created).into_iter().rev() {

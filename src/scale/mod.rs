@@ -1,0 +1,253 @@
+//! A run spread over many machines (`docs/scale.md`): a plan does the
+//! cheap global work once (lists the inputs as tasks, fixes T0, the
+//! clocks and what the sources' opens registered: hosts, ranks, names);
+//! each task converts one source alone with those facts into tables of
+//! its own; the gather (here, or Spark SQL in `scale/spark/integrate.py`)
+//! finishes what joins tasks: the catalogue merged, the rows still open
+//! at a task's end ended at the run's. Ids are keys from what a thing is
+//! ([`crate::sink::ids`]), the same in every task: nothing is renumbered.
+
+pub mod cli;
+pub mod gather;
+
+use crate::cli::{CommandLine, Config, Output};
+use crate::convert::SourceKind;
+use crate::error::{Error, Result};
+use crate::registry::Snapshot;
+use crate::sink::ids::container_key;
+use serde::{Deserialize, Serialize};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// What a plan file says it is.
+pub const FORMAT: &str = "integrador-plan";
+/// The plan file's version.
+pub const VERSION: u32 = 1;
+
+/// A plan: every fact a task needs, and the tasks (`docs/scale.md`
+/// documents each field).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Plan {
+    /// [`FORMAT`].
+    pub format: String,
+    /// [`VERSION`].
+    pub version: u32,
+    /// The integrador that made it: a task of another is refused.
+    pub tool_version: String,
+    /// The directory the command line's paths are relative to.
+    pub base: PathBuf,
+    /// The command line of the run, as given after `plan`.
+    pub args: Vec<String>,
+    /// The run's T0, ns since 1970 on the reference clock.
+    pub t0_ns: i64,
+    /// The link channels every source's open handed out.
+    pub channels: u32,
+    /// One task a source, in the merge's order.
+    pub tasks: Vec<Task>,
+    /// The containers the run creates before its first event, in their
+    /// order: a container's `row_order` is its place here.
+    pub up_front: Vec<i64>,
+    /// What the sources' opens registered.
+    pub registry: Snapshot,
+}
+
+/// One task: a source of the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Task {
+    /// Its number, which is also its source's index (`inputs.source`).
+    pub task: usize,
+    /// The option that reads it (`-pcp`).
+    pub option: String,
+    /// The input it converts (a file, an archive, a libRastro run's
+    /// first file).
+    pub input: PathBuf,
+    /// Its kind's place in the table of kinds, and its place among that
+    /// kind's sources.
+    pub kind: usize,
+    /// See `kind`.
+    pub nth: usize,
+    /// The link channels handed out before it opened.
+    pub channels_before: u32,
+}
+
+impl Plan {
+    /// Reads and checks a plan file.
+    pub fn read(path: &Path) -> Result<Plan> {
+        let text = std::fs::read(path).map_err(|e| Error::in_file(path, e))?;
+        let plan: Plan = serde_json::from_slice(&text)
+            .map_err(|e| Error::in_file(path, format!("not a plan: {e}")))?;
+        if plan.format != FORMAT || plan.version != VERSION {
+            return Err(Error::in_file(
+                path,
+                format!(
+                    "a plan of format {} {}, not {FORMAT} {VERSION}",
+                    plan.format, plan.version
+                ),
+            ));
+        }
+        if plan.tool_version != env!("CARGO_PKG_VERSION") {
+            return Err(Error::in_file(
+                path,
+                format!(
+                    "made by integrador {}, this is {}: make the plan again with this one",
+                    plan.tool_version,
+                    env!("CARGO_PKG_VERSION")
+                ),
+            ));
+        }
+        Ok(plan)
+    }
+}
+
+/// What `plan` did, for its one line.
+pub struct Planned {
+    /// Tasks.
+    pub tasks: usize,
+    /// Inputs.
+    pub inputs: usize,
+}
+
+/// `integrador plan ARGS -o plan.json`: opens the run as a run does,
+/// then writes the plan instead of converting.
+pub fn plan(
+    cfg: &Config,
+    mut kinds: Vec<Box<dyn SourceKind>>,
+    args: Vec<String>,
+) -> Result<Planned> {
+    let Some(Output::File(out)) = cfg.output.clone() else {
+        return Err(Error::usage(
+            "a plan is written to a file: give -o plan.json",
+        ));
+    };
+    if cfg.sync_from_messages || cfg.write_sync.is_some() {
+        return Err(Error::usage(
+            "a plan takes its clocks from a sync file (-sync); estimate them once with --sync-from-messages --write-sync FILE",
+        ));
+    }
+    if cfg.from.is_some() || cfg.to.is_some() || cfg.tables.is_some() || cfg.report.is_some() {
+        return Err(Error::usage(
+            "a plan converts the whole run into tables: --from, --to, --tables and --report are not a plan's (read a window of the gathered tables with `integrador paje`)",
+        ));
+    }
+    let target = crate::output::Target::resolve(&Output::File(out.clone()))?;
+    let opened = crate::run::open(cfg, &mut kinds, None, None)?;
+    target.refuse_inputs(opened.inputs.iter().map(|(o, p)| (*o, p.as_path())))?;
+    let options: Vec<&str> = kinds.iter().map(|k| k.option()).collect();
+    let mut marks = opened.marks.clone();
+    marks.sort_unstable();
+    let sources = opened.merge.sources();
+    if marks.len() != sources.len() {
+        return Err(Error::input(format!(
+            "the kinds opened {} sources and asked for {}: a bug",
+            sources.len(),
+            marks.len()
+        )));
+    }
+    let tasks = sources
+        .iter()
+        .zip(&marks)
+        .enumerate()
+        .map(|(i, (s, &(kind, nth, channels_before)))| Task {
+            task: i,
+            option: options.get(kind).copied().unwrap_or("").to_string(),
+            input: s.stats().path.clone(),
+            kind,
+            nth,
+            channels_before,
+        })
+        .collect::<Vec<_>>();
+    let plan = Plan {
+        format: FORMAT.into(),
+        version: VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        base: std::env::current_dir()
+            .map_err(|e| Error::input(format!("the current directory: {e}")))?,
+        args,
+        t0_ns: opened.origin,
+        channels: opened.at_open.as_ref().map_or(0, |s| s.link_channels),
+        up_front: creation_order(&opened.reg),
+        registry: opened.at_open.clone().unwrap_or_default(),
+        tasks,
+    };
+    let text = serde_json::to_vec_pretty(&plan).map_err(|e| Error::input(e.to_string()))?;
+    let mut file = target.create()?;
+    std::io::Write::write_all(&mut file, &text).map_err(|e| Error::in_file(&out, e))?;
+    file.commit(&target.shown())?;
+    Ok(Planned {
+        tasks: plan.tasks.len(),
+        inputs: opened.inputs.len(),
+    })
+}
+
+/// The keys of the containers a run creates before its first event, in
+/// the order it creates them: each after its parents.
+fn creation_order(reg: &crate::registry::Registry) -> Vec<i64> {
+    let mut made = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for c in reg.up_front_order() {
+        let mut chain = Vec::new();
+        let mut at = Some(c);
+        while let Some(x) = at.filter(|x| !made.contains(x)) {
+            chain.push(x);
+            at = reg.container(x).parent;
+        }
+        for x in chain.into_iter().rev() {
+            made.insert(x);
+            out.push(container_key(reg, x) as i64);
+        }
+    }
+    out
+}
+
+/// The command line of a plan's run, parsed as `integrador ARGS` is.
+fn parse_run(args: &[String]) -> Result<(Config, Vec<Box<dyn SourceKind>>)> {
+    let mut kinds = crate::convert::kinds();
+    let line = CommandLine::new(&kinds);
+    let argv = std::iter::once("integrador".to_string())
+        .chain(args.iter().cloned())
+        .map(OsString::from);
+    let argv = line.rewrite(argv)?;
+    let (cli, matches) = line
+        .parse(argv)
+        .map_err(|e| Error::usage(format!("the plan's command line: {}", e.kind())))?;
+    let cfg = cli.resolve()?;
+    crate::cli::take_sources(&mut kinds, &matches)?;
+    Ok((cfg, kinds))
+}
+
+/// Where task `k`'s tables go under `dir`.
+pub fn part_dir(dir: &Path, k: usize) -> PathBuf {
+    dir.join("tasks").join(k.to_string())
+}
+
+/// `integrador task plan.json K --tables DIR`: converts source K alone,
+/// as the whole run would, into `DIR/tasks/K` (written whole or not at
+/// all: a task run again replaces its own part).
+pub fn task(plan_path: &Path, k: usize, dir: &Path) -> Result<crate::run::RunReport> {
+    let plan = Plan::read(plan_path)?;
+    let Some(t) = plan.tasks.get(k).cloned() else {
+        return Err(Error::usage(format!(
+            "{}: has tasks 0 to {}, not {k}",
+            plan_path.display(),
+            plan.tasks.len().saturating_sub(1)
+        )));
+    };
+    let dir = std::path::absolute(dir).map_err(|e| Error::in_file(dir, e))?;
+    let tasks = dir.join("tasks");
+    std::fs::create_dir_all(&tasks).map_err(|e| Error::in_file(&tasks, e))?;
+    std::env::set_current_dir(&plan.base).map_err(|e| Error::in_file(&plan.base, e))?;
+    let (mut cfg, kinds) = parse_run(&plan.args)?;
+    cfg.output = None;
+    cfg.report = None;
+    cfg.tables = Some(part_dir(&dir, k));
+    cfg.task = Some(k as u32);
+    cfg.quiet = true;
+    let seed = crate::run::Seed {
+        registry: plan.registry,
+        only: (t.kind, t.nth, t.channels_before),
+        channels: plan.channels,
+        origin: plan.t0_ns,
+        input: t.input,
+    };
+    crate::run::integrate(&cfg, kinds, Some(seed))
+}
