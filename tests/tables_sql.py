@@ -3,7 +3,7 @@
 with --spark) and checks every answer against the same answer computed
 here, independently, from pj_dump's dump of the same run's Pajé trace.
 
-    tables_sql.py TABLES PJ_DUMP_OUTPUT SQL_DIR [--spark]
+    tables_sql.py TABLES PJ_DUMP_OUTPUT SQL_DIR [--spark] [--spark-dataset DIR]
 
 pyarrow checks every file first: its schema, its provenance metadata and
 its row count against the count of pj_dump's lines of its kind. Prints
@@ -195,7 +195,11 @@ class Spark:
                       .getOrCreate())
         self.spark.sparkContext.setLogLevel("ERROR")
         for t in TABLES:
-            self.spark.read.parquet(os.path.join(tables, f"{t}.parquet")).createOrReplaceTempView(t)
+            # A run's tables (NAME.parquet) or a gathered dataset (NAME/).
+            path = os.path.join(tables, f"{t}.parquet")
+            if not os.path.exists(path):
+                path = os.path.join(tables, t)
+            self.spark.read.parquet(path).createOrReplaceTempView(t)
         with open(os.path.join(sql_dir, "views.sql")) as f:
             for s in statements(f.read()):
                 self.spark.sql(s)
@@ -319,12 +323,23 @@ def main():
     print("duckdb: the six questions and the view agree with pj_dump")
     if "--spark" in sys.argv:
         spark = answers(Spark(tables, sql_dir), sql_dir)
-        for k in duck:
-            x, y = sorted(duck[k], key=repr), sorted(spark[k], key=repr)
-            if len(x) != len(y) or any(len(r) != len(s) or not all(same(a, b) for a, b in zip(r, s))
-                                       for r, s in zip(x, y)):
-                fail(f"spark: {k}: {y[:3]} != duckdb {x[:3]}")
+        agree(duck, spark, "spark")
         print("spark: the six questions and the view give DuckDB's answers")
+    if "--spark-dataset" in sys.argv:
+        # The same run spread over tasks and gathered by Spark
+        # (scale/spark/integrate.py): Spark's answers on that dataset.
+        dataset = sys.argv[sys.argv.index("--spark-dataset") + 1]
+        spark = answers(Spark(dataset, sql_dir), sql_dir)
+        agree(duck, spark, "spark on the gathered dataset")
+        print("spark on the gathered dataset: the six questions and the view give DuckDB's answers on the one-machine tables")
+
+
+def agree(duck, other, who):
+    for k in duck:
+        x, y = sorted(duck[k], key=repr), sorted(other[k], key=repr)
+        if len(x) != len(y) or any(len(r) != len(s) or not all(same(a, b) for a, b in zip(r, s))
+                                   for r, s in zip(x, y)):
+            fail(f"{who}: {k}: {y[:3]} != duckdb {x[:3]}")
 
 
 if __name__ == "__main__":

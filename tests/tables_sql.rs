@@ -65,6 +65,7 @@ fn duckdb_and_spark_answer_as_pj_dump() {
         .arg(root().join("docs/sql"));
     if spark {
         cmd.arg("--spark");
+        cmd.arg("--spark-dataset").arg(spread_by_spark(&args, tmp.path(), &tables));
     }
     let o = cmd.output().expect("python runs");
     let out = String::from_utf8_lossy(&o.stdout);
@@ -72,4 +73,52 @@ fn duckdb_and_spark_answer_as_pj_dump() {
     assert!(o.status.success(), "{out}");
     assert!(out.contains("duckdb: the six questions"), "{out}");
     assert!(!spark || out.contains("spark: the six questions"), "{out}");
+    assert!(!spark || out.contains("spark on the gathered dataset"), "{out}");
+}
+
+/// The run of `args` planned, its tasks run on Spark executors and
+/// gathered in Spark SQL (`scale/spark/integrate.py`, `local[2]`); the
+/// dataset must equal the one-machine `tables` (`tests/scale_sql.py`).
+fn spread_by_spark(args: &[&str], tmp: &std::path::Path, tables: &std::path::Path) -> std::path::PathBuf {
+    let plan = tmp.join("plan.json");
+    let run = tmp.join("run");
+    let mut all = vec!["plan"];
+    let mut it = args.iter();
+    while let Some(&a) = it.next() {
+        match a {
+            "-o" | "--tables" => {
+                it.next();
+            }
+            a => all.push(a),
+        }
+    }
+    all.extend(["-o", plan.to_str().unwrap()]);
+    let o = integrador(&all);
+    assert!(o.status.success(), "plan: {}", stderr(&o));
+    let o = Command::new(python())
+        .env("PYSPARK_PYTHON", python())
+        .arg(root().join("scale/spark/integrate.py"))
+        .arg(&plan)
+        .arg(&run)
+        .args(["--master", "local[2]", "--integrador", env!("CARGO_BIN_EXE_integrador")])
+        .output()
+        .expect("python runs");
+    assert!(
+        o.status.success(),
+        "the Spark driver: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let dataset = run.join("spark");
+    let o = Command::new(python())
+        .arg(root().join("tests/scale_sql.py"))
+        .arg(tables)
+        .arg(&dataset)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "the Spark dataset differs from the one-machine tables:\n{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    dataset
 }
