@@ -65,7 +65,8 @@ fn duckdb_and_spark_answer_as_pj_dump() {
         .arg(root().join("docs/sql"));
     if spark {
         cmd.arg("--spark");
-        cmd.arg("--spark-dataset").arg(spread_by_spark(&args, tmp.path(), &tables));
+        cmd.arg("--spark-dataset")
+            .arg(spread_by_spark(&args, tmp.path(), &tables));
     }
     let o = cmd.output().expect("python runs");
     let out = String::from_utf8_lossy(&o.stdout);
@@ -73,13 +74,20 @@ fn duckdb_and_spark_answer_as_pj_dump() {
     assert!(o.status.success(), "{out}");
     assert!(out.contains("duckdb: the six questions"), "{out}");
     assert!(!spark || out.contains("spark: the six questions"), "{out}");
-    assert!(!spark || out.contains("spark on the gathered dataset"), "{out}");
+    assert!(
+        !spark || out.contains("spark on the gathered dataset"),
+        "{out}"
+    );
 }
 
 /// The run of `args` planned, its tasks run on Spark executors and
 /// gathered in Spark SQL (`scale/spark/integrate.py`, `local[2]`); the
 /// dataset must equal the one-machine `tables` (`tests/scale_sql.py`).
-fn spread_by_spark(args: &[&str], tmp: &std::path::Path, tables: &std::path::Path) -> std::path::PathBuf {
+fn spread_by_spark(
+    args: &[&str],
+    tmp: &std::path::Path,
+    tables: &std::path::Path,
+) -> std::path::PathBuf {
     let plan = tmp.join("plan.json");
     let run = tmp.join("run");
     let mut all = vec!["plan"];
@@ -100,7 +108,12 @@ fn spread_by_spark(args: &[&str], tmp: &std::path::Path, tables: &std::path::Pat
         .arg(root().join("scale/spark/integrate.py"))
         .arg(&plan)
         .arg(&run)
-        .args(["--master", "local[2]", "--integrador", env!("CARGO_BIN_EXE_integrador")])
+        .args([
+            "--master",
+            "local[2]",
+            "--integrador",
+            env!("CARGO_BIN_EXE_integrador"),
+        ])
         .output()
         .expect("python runs");
     assert!(

@@ -64,6 +64,12 @@ def gather(spark, plan, run_dir, out):
     from pyspark.sql import functions as F
     n = len(plan["tasks"])
     write = lambda df, name: df.coalesce(1).write.mode("overwrite").parquet(os.path.join(out, name))
+    # Two tasks setting one series: a run on one machine keeps the second
+    # apart (a type of its own); the tasks cannot, and the run is refused.
+    shared = (parts(spark, run_dir, n, "series").groupBy("container_id", "type_id")
+              .agg(F.countDistinct("task").alias("tasks")).where("tasks > 1").limit(1).collect())
+    if shared:
+        raise SystemExit(f"two tasks set the same series {tuple(shared[0])[:2]}: integrate these inputs on one machine")
     inputs = parts(spark, run_dir, n, "inputs")
     end = inputs.agg(F.max("last_ns")).first()[0]
     # A task's own rows, and those it had open at its end ended at the run's.

@@ -182,6 +182,7 @@ pub fn gather(plan_path: &Path, dir: &Path) -> Result<Gathered> {
             )));
         }
     }
+    refuse_shared_series(&plan, &parts)?;
     let inputs = all_rows(&parts, "inputs", crate::tables::provenance::INPUTS)?;
     // The run's end: the last event of any input, where each task ended
     // what was still open.
@@ -376,4 +377,32 @@ fn merge_containers(
         .collect();
     out.sort_by_key(|r| long(&r[14]));
     Ok(out)
+}
+
+/// Two tasks that set the same variable of the same container: a run on
+/// one machine keeps the second source's values apart (a type of its own,
+/// `crate::series`), which needs to know which source set it first, over
+/// the whole run. Refused, naming both inputs.
+fn refuse_shared_series(plan: &Plan, parts: &[PathBuf]) -> Result<()> {
+    let mut owner: HashMap<(i64, i64), usize> = HashMap::new();
+    for (k, r) in all_rows(parts, "series", crate::tables::SERIES)? {
+        let pair = (r.first().and_then(long), r.get(1).and_then(long));
+        let (Some(c), Some(t)) = pair else { continue };
+        match owner.insert((c, t), k) {
+            Some(j) if j != k => {
+                let input = |i: usize| {
+                    plan.tasks
+                        .get(i)
+                        .map_or(String::new(), |t| t.input.display().to_string())
+                };
+                return Err(Error::usage(format!(
+                    "tasks {j} ({}) and {k} ({}) set the same series (variable type {t} of container {c}): one run keeps the second apart as a type of its own, which a plan's tasks cannot decide alone; integrate these inputs on one machine",
+                    input(j),
+                    input(k)
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }

@@ -113,6 +113,8 @@ pub(crate) const VALUES: &[Col] = &[
     col("name", Kind::Str),
     opt("color", Kind::Str),
 ];
+/// A task's series (`Tables::series`).
+pub(crate) const SERIES: &[Col] = &[col("container_id", Kind::I64), col("type_id", Kind::I64)];
 /// A container created and not yet destroyed: when, and its place in the
 /// order a viewer shows rows.
 #[derive(Clone, Copy, Default)]
@@ -169,6 +171,11 @@ pub struct Tables {
     open_at_end: Option<(Table, Table)>,
     /// The replay is closing what is open at the end.
     ending: bool,
+    /// A task's series (container and variable type keys): two tasks
+    /// that set one series would be kept apart by a run on one machine,
+    /// which the gather cannot do, and refuses.
+    series: std::collections::HashSet<(i64, i64)>,
+    last_series: (i64, i64),
 }
 
 /// What a task writes for a container alive at its end: the gather puts
@@ -250,6 +257,8 @@ impl Tables {
             part: None,
             open_at_end: None,
             ending: false,
+            series: Default::default(),
+            last_series: (0, 0),
         })
     }
 
@@ -464,6 +473,10 @@ impl Encoder for Tables {
                 let c = self.container(container);
                 let ty = named(&self.tnames, &self.unknown, ty.0);
                 let source = self.source(source);
+                if self.part.is_some() && self.last_series != (c, ty.key) {
+                    self.last_series = (c, ty.key);
+                    self.series.insert((c, ty.key));
+                }
                 let at_end = matches!(cause, SpanEnd::TraceEnd);
                 let cause = self.causes[self::cause(cause)];
                 let t = match self.open_at_end.as_mut() {
@@ -616,6 +629,15 @@ impl Encoder for Tables {
         let mut rows = 0;
         if let Some((a, b)) = self.open_at_end {
             rows += a.close(&meta)? + b.close(&meta)?;
+            let mut t = Table::create(&self.dir, "series", SERIES, None, &self.names, false)?;
+            let mut series: Vec<_> = self.series.into_iter().collect();
+            series.sort_unstable();
+            for (c, ty) in series {
+                t.i64(c);
+                t.i64(ty);
+                t.end()?;
+            }
+            rows += t.close(&meta)?;
         }
         for t in [
             self.states,

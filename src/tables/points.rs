@@ -56,6 +56,7 @@ impl Tables {
             Held::Link { from, to, .. } => [from, to].map(|c| c.map(|c| self.container(c))),
             _ => [None, None],
         };
+        let base = self.part.unwrap_or(0);
         let t = &mut self.checkpoints;
         t.i64(at + shift);
         t.text(kind);
@@ -131,7 +132,7 @@ impl Tables {
             Held::Container { .. } => t.null(),
             Held::State { source, .. }
             | Held::Variable { source, .. }
-            | Held::Link { source, .. } => t.i32(source as i32),
+            | Held::Link { source, .. } => t.i32(source.saturating_add(base) as i32),
         }
         t.end()
     }

@@ -2,6 +2,8 @@
 //! OUT MB` copies SRC's `.meta` and repeats the data records of its first
 //! volume, each pass shifted in time past the previous one, until OUT.0
 //! holds MB megabytes. libpcp reads the result (`pmdumplog -a OUT`).
+//! `pcpbig SRC OUT MB HOST` names the archive's host HOST (a grid of
+//! many hosts made from one archive, `benches/scale.sh`).
 
 use integrador_pcp::{archive, Archive};
 use std::io::{Read, Write};
@@ -14,7 +16,7 @@ fn main() {
         args.get(1),
         args.get(2).and_then(|m| m.parse::<u64>().ok()),
     ) else {
-        eprintln!("usage: pcpbig SRC_ARCHIVE OUT_BASE MEGABYTES");
+        eprintln!("usage: pcpbig SRC_ARCHIVE OUT_BASE MEGABYTES [HOST]");
         std::process::exit(2);
     };
     let a = Archive::find(&Archive::base_of(Path::new(src))).expect("source archive");
@@ -45,10 +47,20 @@ fn main() {
         be32(&vol, data[data.len() - 1].start + 4) as i32,
     );
     let period = t1 - t0 + 1;
+    let mut label = vol[label].to_vec();
+    if let Some(host) = args.get(3) {
+        // A v2 label's host name: 64 bytes, NUL padded, after the
+        // record's length, magic, pid, time and volume number.
+        let mut name = [0u8; 64];
+        let n = host.len().min(63);
+        name[..n].copy_from_slice(&host.as_bytes()[..n]);
+        meta[24..88].copy_from_slice(&name);
+        label[24..88].copy_from_slice(&name);
+    }
     std::fs::write(format!("{out}.meta"), &meta).expect("write .meta");
     let mut w =
         std::io::BufWriter::new(std::fs::File::create(format!("{out}.0")).expect("create volume"));
-    w.write_all(&vol[label]).expect("write");
+    w.write_all(&label).expect("write");
     let (mut size, mut pass) = (0u64, 0i32);
     while size < mb * 1_000_000 {
         for r in data {
