@@ -545,42 +545,6 @@ impl Config {
     }
 }
 
-/// Expands the words of a file list: words with `*`, `?` or `[` are globs
-/// (integrador expands quoted globs itself, as the thesis' `-pcp pcp_*`),
-/// sorted, and must match something; other words are paths. A file named
-/// twice is read once.
-pub fn expand(option: &str, words: &[String]) -> Result<Vec<PathBuf>> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for w in words {
-        if w.contains(['*', '?', '[']) && !std::path::Path::new(w).exists() {
-            let paths = glob::glob(w)
-                .map_err(|e| Error::usage(format!("{option}: bad glob `{w}`: {e}")))?;
-            let mut matched: Vec<PathBuf> = Vec::new();
-            for p in paths {
-                matched.push(
-                    p.map_err(|e| Error::input(format!("{}: {}", e.path().display(), e.error())))?,
-                );
-            }
-            if matched.is_empty() {
-                return Err(Error::input(format!("{option} `{w}` matches no file")));
-            }
-            matched.sort();
-            for p in matched {
-                if seen.insert(p.clone()) {
-                    out.push(p);
-                }
-            }
-        } else {
-            let p = PathBuf::from(w);
-            if seen.insert(p.clone()) {
-                out.push(p);
-            }
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -694,7 +658,8 @@ mod tests {
 
     #[test]
     fn globs_must_match() {
-        let e = expand("-os", &["/nonexistent-dir-xyz/*.os".to_string()]).unwrap_err();
+        let e =
+            crate::convert::expand("-os", &["/nonexistent-dir-xyz/*.os".to_string()]).unwrap_err();
         assert_eq!(e.exit_code(), 1);
     }
 }

@@ -86,3 +86,107 @@ fn a_gathered_run_equals_the_run_on_one_machine() {
         eprintln!("{name}: {tasks} tasks, equal");
     }
 }
+
+#[test]
+fn plan_task_and_gather_mistakes_are_one_line_errors() {
+    let tmp = tempdir();
+    let (_, args) = example_runs().swap_remove(0);
+    let plan = tmp.path().join("plan.json");
+    let (p, run) = (plan.to_str().unwrap(), tmp.path().join("run"));
+    let r = run.to_str().unwrap();
+    let with = |extra: &[&str]| {
+        let mut all: Vec<&str> = vec!["plan"];
+        all.extend(args.iter().map(String::as_str));
+        all.extend(extra);
+        integrador(&all)
+    };
+    let one_line = |o: &std::process::Output, code: i32, what: &str| {
+        let e = stderr(o);
+        assert_eq!(o.status.code(), Some(code), "{what}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "{what}: {e}");
+        assert!(e.contains(what), "{what}: {e}");
+    };
+    // A plan needs a file, takes its clocks from a sync file, and is not
+    // a window.
+    let o = with(&[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--output"), "{}", stderr(&o));
+    one_line(&with(&["--sync-from-messages", "-o", p]), 2, "sync file");
+    one_line(&with(&["--from", "+1s", "-o", p]), 2, "not a plan's");
+    // An input missing fails the plan before any task.
+    let o = integrador(&["plan", "-pcp", "/nonexistent/archive", "-o", p]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!plan.exists(), "a failed plan leaves no plan");
+    let o = with(&["-q", "-o", p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A task that is not in the plan, a gather before the tasks.
+    one_line(&integrador(&["task", p, "99", "--tables", r]), 2, "not 99");
+    one_line(&integrador(&["gather", p, r]), 2, "task 0 has not run");
+    // A plan that is not one, or of another version.
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(&bad, "{\"format\": \"integrador-plan\", \"tasks\": [").unwrap();
+    let b = bad.to_str().unwrap();
+    one_line(
+        &integrador(&["task", b, "0", "--tables", r]),
+        1,
+        "not a plan",
+    );
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let other = text.replacen("\"tool_version\": \"", "\"tool_version\": \"0.0.0-", 1);
+    std::fs::write(&bad, other).unwrap();
+    one_line(
+        &integrador(&["task", b, "0", "--tables", r]),
+        1,
+        "make the plan again",
+    );
+    // An input replaced since the plan: the task names it.
+    let moved = text.replace("mpi_pingpong.clog2\"", "mpi_pingpong.clog2x\"");
+    std::fs::write(&bad, moved).unwrap();
+    let o = integrador(&["task", b, "0", "--tables", r]);
+    assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        !run.join("tasks/0").exists(),
+        "a failed task leaves no part"
+    );
+}
+
+#[test]
+fn two_tasks_that_set_one_series_are_refused_by_the_gather() {
+    let tmp = tempdir();
+    let vm = root().join("examples/pingpong-localhost/pcp");
+    // Two archives of one host: a run on one machine keeps the second's
+    // series apart, which needs the whole run.
+    for d in ["a", "b"] {
+        let dir = tmp.path().join(d);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["vm.0", "vm.meta", "vm.index"] {
+            std::fs::copy(vm.join(f), dir.join(f)).unwrap();
+        }
+    }
+    let args: Vec<String> = vec![
+        "-pcp".into(),
+        tmp.path().join("a/vm").display().to_string(),
+        tmp.path().join("b/vm").display().to_string(),
+    ];
+    let plan = tmp.path().join("plan.json");
+    let mut all: Vec<&str> = vec!["plan"];
+    all.extend(args.iter().map(String::as_str));
+    all.extend(["-q", "-o", plan.to_str().unwrap()]);
+    assert!(integrador(&all).status.success());
+    let (p, r) = (plan.to_str().unwrap(), tmp.path().join("run"));
+    for k in ["0", "1"] {
+        let o = integrador(&["task", p, k, "--tables", r.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = integrador(&["gather", p, r.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("a/vm") && e.contains("b/vm") && e.contains("same series"),
+        "{e}"
+    );
+    assert!(
+        !r.join("dataset").exists(),
+        "a refused gather leaves no dataset"
+    );
+}

@@ -121,7 +121,8 @@ pub fn epoch_arg(m: &clap::ArgMatches, id: &str, example: &str) -> Result<Option
 
 /// A usage error when options describing a kind's inputs come without them.
 pub fn needs_inputs(has: bool, given: bool, message: &str) -> Result<()> {
-    if given && !has {
+    // A plan's task keeps the run's options and reads one kind's files.
+    if given && !has && crate::scale::files_of("").is_none() {
         return Err(crate::error::Error::usage(message));
     }
     Ok(())
@@ -145,9 +146,9 @@ pub struct OpenCx<'a> {
     /// [`kinds`], its place among that kind's sources), and the link
     /// channel the whole run had handed out before it opened.
     pub only: Option<(usize, usize, u32)>,
-    /// Every source a kind would open, in its order: (kind, place, the
-    /// link channels handed out before it), what a plan hands its tasks.
-    pub marks: Vec<(usize, usize, u32)>,
+    /// Every source a kind would open, in its order: what a plan hands
+    /// its tasks.
+    pub marks: Vec<Mark>,
     kind: usize,
     nth: usize,
 }
@@ -172,13 +173,18 @@ impl<'a> OpenCx<'a> {
         }
     }
 
-    /// Whether a kind opens its next source: always, but in a plan's task
-    /// only its own (`docs/scale.md`). A kind asks before each source it
-    /// would open, in the order it pushes them.
-    pub fn wants(&mut self) -> bool {
+    /// Whether a kind opens its next source, which reads `files`: always,
+    /// but in a plan's task only its own (`docs/scale.md`). A kind asks
+    /// before each source it would open, in the order it pushes them.
+    pub fn wants(&mut self, files: &[PathBuf]) -> bool {
         let here = (self.kind, self.nth);
         self.nth += 1;
-        self.marks.push((here.0, here.1, self.reg.link_channels()));
+        self.marks.push(Mark {
+            kind: here.0,
+            nth: here.1,
+            channels: self.reg.link_channels(),
+            files: files.to_vec(),
+        });
         match self.only {
             None => true,
             Some((k, n, channels)) if (k, n) == here => {
@@ -189,6 +195,19 @@ impl<'a> OpenCx<'a> {
             Some(_) => false,
         }
     }
+}
+
+/// A source a kind opens, as a plan's task names it.
+#[derive(Debug, Clone)]
+pub struct Mark {
+    /// Its kind's place in [`kinds`].
+    pub kind: usize,
+    /// Its place among its kind's sources.
+    pub nth: usize,
+    /// The link channels handed out before it opened.
+    pub channels: u32,
+    /// The files it reads.
+    pub files: Vec<PathBuf>,
 }
 
 /// Every kind of source, in the order the merge breaks ties of equal
@@ -258,4 +277,47 @@ pub fn refuse_directories(option: &str, paths: &[PathBuf], pattern: &str) -> Res
             dir.display().to_string().trim_end_matches('/')
         ))),
     }
+}
+
+/// Expands the words of a file list: words with `*`, `?` or `[` are globs
+/// (integrador expands quoted globs itself, as the thesis' `-pcp pcp_*`),
+/// sorted, and must match something; other words are paths. A file named
+/// twice is read once.
+pub fn expand(option: &str, words: &[String]) -> Result<Vec<PathBuf>> {
+    // A plan's task reads its own source's files only (docs/scale.md).
+    if let Some(files) = crate::scale::files_of(option) {
+        return Ok(files);
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for w in words {
+        if w.contains(['*', '?', '[']) && !std::path::Path::new(w).exists() {
+            let paths = glob::glob(w).map_err(|e| {
+                crate::error::Error::usage(format!("{option}: bad glob `{w}`: {e}"))
+            })?;
+            let mut matched: Vec<PathBuf> = Vec::new();
+            for p in paths {
+                matched.push(p.map_err(|e| {
+                    crate::error::Error::input(format!("{}: {}", e.path().display(), e.error()))
+                })?);
+            }
+            if matched.is_empty() {
+                return Err(crate::error::Error::input(format!(
+                    "{option} `{w}` matches no file"
+                )));
+            }
+            matched.sort();
+            for p in matched {
+                if seen.insert(p.clone()) {
+                    out.push(p);
+                }
+            }
+        } else {
+            let p = PathBuf::from(w);
+            if seen.insert(p.clone()) {
+                out.push(p);
+            }
+        }
+    }
+    Ok(out)
 }

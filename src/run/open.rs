@@ -57,8 +57,8 @@ pub struct Opened {
     pub merge: Merge,
     /// The sync file and the clocks from the messages.
     pub clocks: RunClocks,
-    /// Every source a kind opened: (kind, place, channels before it).
-    pub marks: Vec<(usize, usize, u32)>,
+    /// Every source a kind opened, with its files.
+    pub marks: Vec<crate::convert::Mark>,
     /// The registry once every source was open, before any event.
     pub at_open: Option<crate::registry::Snapshot>,
     /// T0: the earliest time floored to the millisecond.

@@ -68,6 +68,21 @@ pub struct Task {
     pub nth: usize,
     /// The link channels handed out before it opened.
     pub channels_before: u32,
+    /// The files it reads: all its option is given in the task.
+    pub files: Vec<PathBuf>,
+}
+
+/// A task's files by option, where `crate::convert::expand` takes them.
+static FILES: std::sync::Mutex<Option<std::collections::HashMap<String, Vec<PathBuf>>>> =
+    std::sync::Mutex::new(None);
+
+/// The files a plan's task gives `option` in place of the command
+/// line's words: its own source's, and none for another option. A task
+/// lists, checks and reads only those.
+pub fn files_of(option: &str) -> Option<Vec<PathBuf>> {
+    let map = FILES.lock().unwrap_or_else(|e| e.into_inner());
+    map.as_ref()
+        .map(|m| m.get(option).cloned().unwrap_or_default())
 }
 
 impl Plan {
@@ -134,7 +149,7 @@ pub fn plan(
     target.refuse_inputs(opened.inputs.iter().map(|(o, p)| (*o, p.as_path())))?;
     let options: Vec<&str> = kinds.iter().map(|k| k.option()).collect();
     let mut marks = opened.marks.clone();
-    marks.sort_unstable();
+    marks.sort_unstable_by_key(|m| (m.kind, m.nth));
     let sources = opened.merge.sources();
     if marks.len() != sources.len() {
         return Err(Error::input(format!(
@@ -147,13 +162,14 @@ pub fn plan(
         .iter()
         .zip(&marks)
         .enumerate()
-        .map(|(i, (s, &(kind, nth, channels_before)))| Task {
+        .map(|(i, (s, m))| Task {
             task: i,
-            option: options.get(kind).copied().unwrap_or("").to_string(),
+            option: options.get(m.kind).copied().unwrap_or("").to_string(),
             input: s.stats().path.clone(),
-            kind,
-            nth,
-            channels_before,
+            kind: m.kind,
+            nth: m.nth,
+            channels_before: m.channels,
+            files: m.files.clone(),
         })
         .collect::<Vec<_>>();
     let plan = Plan {
@@ -236,7 +252,22 @@ pub fn task(plan_path: &Path, k: usize, dir: &Path) -> Result<crate::run::RunRep
     let tasks = dir.join("tasks");
     std::fs::create_dir_all(&tasks).map_err(|e| Error::in_file(&tasks, e))?;
     std::env::set_current_dir(&plan.base).map_err(|e| Error::in_file(&plan.base, e))?;
-    let (mut cfg, kinds) = parse_run(&plan.args)?;
+    let files = crate::convert::kinds()
+        .iter()
+        .map(|k| k.option().to_string())
+        .map(|o| {
+            let mine = if o == t.option {
+                t.files.clone()
+            } else {
+                Vec::new()
+            };
+            (o, mine)
+        })
+        .collect();
+    *FILES.lock().unwrap_or_else(|e| e.into_inner()) = Some(files);
+    let parsed = parse_run(&plan.args);
+    *FILES.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    let (mut cfg, kinds) = parsed?;
     cfg.output = None;
     cfg.report = None;
     cfg.tables = Some(part_dir(&dir, k));
@@ -244,7 +275,8 @@ pub fn task(plan_path: &Path, k: usize, dir: &Path) -> Result<crate::run::RunRep
     cfg.quiet = true;
     let seed = crate::run::Seed {
         registry: plan.registry,
-        only: (t.kind, t.nth, t.channels_before),
+        // Its kind sees its files alone: its first source.
+        only: (t.kind, 0, t.channels_before),
         channels: plan.channels,
         origin: plan.t0_ns,
         input: t.input,

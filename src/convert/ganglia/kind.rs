@@ -109,7 +109,7 @@ impl crate::convert::SourceKind for GangliaKind {
     }
 
     fn take(&mut self, m: &clap::ArgMatches) -> Result<()> {
-        self.given = crate::cli::expand("-ganglia", &crate::convert::words(m, "ganglia"))?;
+        self.given = crate::convert::expand("-ganglia", &crate::convert::words(m, "ganglia"))?;
         self.format = m.get_one::<FormatArg>("ganglia-format").map(|f| match f {
             FormatArg::Traced => integrador_ganglia::Format::Traced,
             FormatArg::Xml => integrador_ganglia::Format::Xml,
@@ -153,14 +153,14 @@ impl crate::convert::SourceKind for GangliaKind {
             match format {
                 integrador_ganglia::Format::Xml => snapshots.push(path.clone()),
                 integrador_ganglia::Format::RrdDump => {
-                    if !cx.wants() {
+                    if !cx.wants(std::slice::from_ref(path)) {
                         continue;
                     }
                     let source = RrdSource::open(path, setup, cx.reg, cx.clock_of)?;
                     cx.sources.push(Box::new(source));
                 }
                 integrador_ganglia::Format::Traced => {
-                    if !cx.wants() {
+                    if !cx.wants(std::slice::from_ref(path)) {
                         continue;
                     }
                     let name = path
@@ -183,7 +183,7 @@ impl crate::convert::SourceKind for GangliaKind {
                 }
             }
         }
-        if !snapshots.is_empty() && cx.wants() {
+        if !snapshots.is_empty() && cx.wants(&snapshots) {
             let setup = defaults(
                 self.collector.as_ref(),
                 &self.config,

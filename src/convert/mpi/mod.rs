@@ -603,7 +603,7 @@ impl super::SourceKind for MpiKind {
     }
 
     fn take(&mut self, m: &clap::ArgMatches) -> Result<()> {
-        self.logs = crate::cli::expand("-mpi", &super::words(m, "mpi"))?;
+        self.logs = crate::convert::expand("-mpi", &super::words(m, "mpi"))?;
         self.nodes = m.get_one::<PathBuf>("mpinodes").cloned();
         super::needs_inputs(
             !self.logs.is_empty(),
@@ -637,7 +637,7 @@ impl super::SourceKind for MpiKind {
 
     fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
         for path in &self.logs {
-            if !cx.wants() {
+            if !cx.wants(std::slice::from_ref(path)) {
                 continue;
             }
             let setup = MpiSetup {

@@ -573,7 +573,7 @@ impl super::SourceKind for PcpKind {
     }
 
     fn take(&mut self, m: &clap::ArgMatches) -> Result<()> {
-        self.words = crate::cli::expand("-pcp", &super::words(m, "pcp"))?;
+        self.words = crate::convert::expand("-pcp", &super::words(m, "pcp"))?;
         self.raw = m.get_flag("pcp-raw");
         super::needs_inputs(
             !self.words.is_empty(),
@@ -612,7 +612,10 @@ impl super::SourceKind for PcpKind {
 
     fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
         for a in std::mem::take(&mut self.archives) {
-            if !cx.wants() {
+            let mut files = vec![a.meta.clone()];
+            files.extend(a.index.iter().cloned());
+            files.extend(a.volumes.iter().map(|v| v.path.clone()));
+            if !cx.wants(&files) {
                 continue;
             }
             let source = PcpSource::open(

@@ -431,7 +431,7 @@ impl super::SourceKind for RastroKind {
     }
 
     fn take(&mut self, m: &clap::ArgMatches) -> Result<()> {
-        self.files = crate::cli::expand("-deck", &super::words(m, "deck"))?;
+        self.files = crate::convert::expand("-deck", &super::words(m, "deck"))?;
         self.map = m.get_one::<PathBuf>("deck-map").cloned();
         super::needs_inputs(
             !self.files.is_empty(),
@@ -461,7 +461,7 @@ impl super::SourceKind for RastroKind {
     }
 
     fn open(&mut self, cx: &mut super::OpenCx<'_>) -> Result<()> {
-        if self.files.is_empty() || !cx.wants() {
+        if self.files.is_empty() || !cx.wants(&self.files) {
             return Ok(());
         }
         let choice = self.map.as_deref().or(self.config.map.as_deref());

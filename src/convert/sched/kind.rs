@@ -80,7 +80,7 @@ impl crate::convert::SourceKind for KernelKind {
     }
 
     fn take(&mut self, m: &clap::ArgMatches) -> Result<()> {
-        self.files = crate::cli::expand("-os", &crate::convert::words(m, "os"))?;
+        self.files = crate::convert::expand("-os", &crate::convert::words(m, "os"))?;
         self.format = m.get_one::<FormatArg>("os-format").map(|f| match f {
             FormatArg::Os => Input::Text(Format::Os),
             FormatArg::Ftrace => Input::Text(Format::Ftrace),
@@ -127,7 +127,7 @@ impl crate::convert::SourceKind for KernelKind {
         let window = cx.cfg.reorder_window;
         let others = machines(cx.reg);
         for path in &self.files {
-            if !cx.wants() {
+            if !cx.wants(std::slice::from_ref(path)) {
                 continue;
             }
             let input = match self.format {
