@@ -76,12 +76,22 @@ for p in 1 2; do
     "$py" tests/scale_sql.py "$dir/single" "$dir/run$p/dataset" > "$dir/cmp" || { cat "$dir/cmp"; exit 1; }
     echo "  the dataset equals the one-machine tables"
 done
-python3 - "$one" "$plan" "$tasks1" "$gather1" "$tasks2" "$gather2" "$n" <<'PY'
+# A task a source: what starting a task costs.
+t "plan, a task a source" "$bin" plan "${args[@]}" -q --task-mb 0 -o "$dir/plan0.json"
+n0=$("$py" -c "import json; print(len(json.load(open('$dir/plan0.json'))['tasks']))")
+rm -rf "$dir/run0"
+t "$n0 tasks, xargs -P 1" sh -c "seq 0 $((n0 - 1)) | xargs -P 1 -I K '$bin' task '$dir/plan0.json' K --tables '$dir/run0' -q"
+tasks0=$(cat "$dir/last")
+t "gather" "$bin" gather "$dir/plan0.json" "$dir/run0" -q
+"$py" tests/scale_sql.py "$dir/single" "$dir/run0/dataset" > "$dir/cmp" || { cat "$dir/cmp"; exit 1; }
+echo "  the dataset equals the one-machine tables"
+python3 - "$one" "$plan" "$tasks1" "$gather1" "$tasks2" "$gather2" "$n" "$tasks0" "$n0" <<'PY'
 import sys
-one, plan, t1, g1, t2, g2, n = map(float, sys.argv[1:])
+one, plan, t1, g1, t2, g2, n, t0, n0 = map(float, sys.argv[1:])
 w1, w2 = plan + t1 + g1, plan + t2 + g2
 print(f"plan + tasks + gather: {w1:.2f} s on 1 core, {w2:.2f} s on 2: speed-up {w1 / w2:.2f}x (tasks alone {t1 / t2:.2f}x)")
-print(f"plan: {100 * plan / w2:.1f}% of the 2-core run; per task {1000 * (t1 - (one - plan)) / n:.1f} ms more than its share of the one-machine run")
+print(f"plan: {100 * plan / w1:.1f}% of the 1-core run, {100 * plan / w2:.1f}% of the 2-core run")
+print(f"a task's start: {1000 * (t0 - t1) / (n0 - n):.1f} ms ({n0:.0f} tasks against {n:.0f} on one core)")
 PY
 for c in 1 2; do
     rm -rf "$dir/run$c/spark"

@@ -186,6 +186,10 @@ pub struct Cli {
     /// nearest; default: every hour and every 256 Ki rows; 0: none
     #[arg(long, value_name = "DURATION", value_parser = crate::time::parse_duration, help_heading = "Window")]
     pub checkpoint_every: Option<i64>,
+    /// `integrador plan`: join consecutive sources into tasks of at least
+    /// MB megabytes of input (0: a task a source; docs/scale.md)
+    #[arg(long, value_name = "MB", default_value_t = 64, help_heading = "Output")]
+    pub task_mb: u64,
     /// No progress, no summary (warnings are still printed)
     #[arg(short = 'q', long, help_heading = "Output")]
     pub quiet: bool,
@@ -309,8 +313,10 @@ pub struct Config {
     pub quiet: bool,
     /// Cores to use (0: all; 1: one thread).
     pub threads: usize,
-    /// A plan's task: the source it converts (`docs/scale.md`).
+    /// A plan's task: the index of its first source (`docs/scale.md`).
     pub task: Option<u32>,
+    /// A plan's tasks' least size, MB.
+    pub task_mb: u64,
 }
 
 /// The single-dash words clap knows besides the thesis options.
@@ -482,6 +488,7 @@ impl Cli {
             quiet: self.quiet,
             threads: self.threads,
             task: None,
+            task_mb: self.task_mb,
         })
     }
 }

@@ -8,12 +8,13 @@ mod common;
 use common::*;
 use std::path::Path;
 
-/// Plans, runs every task (last first) and gathers `args` under `dir`.
-fn spread(args: &[String], dir: &Path) -> usize {
+/// Plans (`--task-mb mb`), runs every task (last first) and gathers
+/// `args` under `dir`.
+fn spread(args: &[String], dir: &Path, mb: &str) -> usize {
     let plan = dir.join("plan.json");
     let mut all: Vec<&str> = vec!["plan"];
     all.extend(args.iter().map(String::as_str));
-    all.extend(["-q", "-o", plan.to_str().unwrap()]);
+    all.extend(["-q", "--task-mb", mb, "-o", plan.to_str().unwrap()]);
     let o = integrador(&all);
     assert!(o.status.success(), "plan: {}", stderr(&o));
     let text = std::fs::read_to_string(&plan).unwrap();
@@ -80,10 +81,15 @@ fn a_gathered_run_equals_the_run_on_one_machine() {
     for (name, args) in runs {
         let dir = tmp.path().join(name);
         std::fs::create_dir_all(&dir).unwrap();
-        let tasks = spread(&args, &dir);
         one_machine(&args, &dir.join("single"));
-        same(&dir.join("single"), &dir.join("run/dataset"), name);
-        eprintln!("{name}: {tasks} tasks, equal");
+        // A task a source, and sources joined into tasks of 1 MB.
+        for mb in ["0", "1"] {
+            let d = dir.join(mb);
+            std::fs::create_dir_all(&d).unwrap();
+            let tasks = spread(&args, &d, mb);
+            same(&dir.join("single"), &d.join("run/dataset"), name);
+            eprintln!("{name}: {tasks} tasks of at least {mb} MB, equal");
+        }
     }
 }
 
@@ -171,7 +177,7 @@ fn two_tasks_that_set_one_series_are_refused_by_the_gather() {
     let plan = tmp.path().join("plan.json");
     let mut all: Vec<&str> = vec!["plan"];
     all.extend(args.iter().map(String::as_str));
-    all.extend(["-q", "-o", plan.to_str().unwrap()]);
+    all.extend(["-q", "--task-mb", "0", "-o", plan.to_str().unwrap()]);
     assert!(integrador(&all).status.success());
     let (p, r) = (plan.to_str().unwrap(), tmp.path().join("run"));
     for k in ["0", "1"] {

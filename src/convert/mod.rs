@@ -142,10 +142,10 @@ pub struct OpenCx<'a> {
     /// the wall clock, each with the error that refuses it when other
     /// inputs are on the wall clock.
     pub boot_relative: Vec<crate::error::Error>,
-    /// A plan's task: the one source to open, as (kind's place in
-    /// [`kinds`], its place among that kind's sources), and the link
-    /// channel the whole run had handed out before it opened.
-    pub only: Option<(usize, usize, u32)>,
+    /// A plan's task: its sources, as (kind's place in [`kinds`], place
+    /// among that kind's sources in the task, the link channels the whole
+    /// run had handed out before it opened).
+    pub only: Option<Vec<(usize, usize, u32)>>,
     /// Every source a kind would open, in its order: what a plan hands
     /// its tasks.
     pub marks: Vec<Mark>,
@@ -185,14 +185,16 @@ impl<'a> OpenCx<'a> {
             channels: self.reg.link_channels(),
             files: files.to_vec(),
         });
-        match self.only {
-            None => true,
-            Some((k, n, channels)) if (k, n) == here => {
+        let Some(only) = &self.only else {
+            return true;
+        };
+        match only.iter().find(|&&(k, n, _)| (k, n) == here) {
+            Some(&(_, _, channels)) => {
                 // Its channels are numbered as in the whole run.
                 self.reg.set_link_channels(channels);
                 true
             }
-            Some(_) => false,
+            None => false,
         }
     }
 }
@@ -249,7 +251,7 @@ pub fn open_all(kinds: &mut [Box<dyn SourceKind>], cx: &mut OpenCx<'_>) -> Resul
     for i in order {
         if let (Some(kind), Some(slot)) = (kinds.get_mut(i), opened.get_mut(i)) {
             (cx.kind, cx.nth) = (i, 0);
-            if cx.only.is_some_and(|(k, _, _)| k != i) {
+            if cx.only.as_ref().is_some_and(|o| o.iter().all(|&(k, _, _)| k != i)) {
                 continue;
             }
             kind.open(cx)?;

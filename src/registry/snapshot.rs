@@ -68,6 +68,53 @@ fn text(n: &Option<Name>) -> Option<String> {
     n.as_deref().map(str::to_string)
 }
 
+impl Snapshot {
+    /// Every id refers to something held, and every parent comes before
+    /// its child (no cycle): a plan file is an input like any other.
+    fn well_formed(&self) -> bool {
+        let (nt, nc, nv, nh) = (
+            self.types.len(),
+            self.containers.len(),
+            self.values.len(),
+            self.hosts_seen.len(),
+        );
+        let t_ok = |t: TypeId| (t.0 as usize) < nt;
+        let c_ok = |c: ContainerId| (c.0 as usize) < nc;
+        let v_ok = |v: ValueId| (v.0 as usize) < nv;
+        let name_ok = |n: u32| n == super::NONE || (n as usize) < nh;
+        let kind_ok = |k: TypeKind| match k {
+            TypeKind::Link { start, end } => t_ok(start) && t_ok(end),
+            _ => true,
+        };
+        self.types.iter().enumerate().all(|(i, t)| {
+            t.parent.is_none_or(|p| (p.0 as usize) < i) && kind_ok(t.kind)
+        }) && self
+            .containers
+            .iter()
+            .enumerate()
+            .all(|(i, c)| t_ok(c.ty) && c.parent.is_none_or(|p| (p.0 as usize) < i))
+            && self.values.iter().all(|v| t_ok(v.0))
+            && self.grid.is_none_or(c_ok)
+            && self.clusters.iter().all(|c| c_ok(c.1))
+            && self.machines.iter().all(|m| c_ok(m.0) && name_ok(m.1))
+            && self.hosts_seen.iter().all(|h| c_ok(h.1) && name_ok(h.2))
+            && self.numbered.iter().all(|n| c_ok(n.0) && t_ok(n.1) && c_ok(n.3))
+            && self.named.iter().all(|n| c_ok(n.0) && t_ok(n.1) && c_ok(n.3))
+            && self.sub_types.iter().all(|s| t_ok(s.0) && kind_ok(s.1) && t_ok(s.3))
+            && self
+                .link_types
+                .iter()
+                .all(|l| l.0.is_none_or(t_ok) && t_ok(l.1) && t_ok(l.2) && t_ok(l.4))
+            && self.links.iter().all(|l| {
+                l.0.is_none_or(c_ok)
+                    && t_ok(l.1)
+                    && t_ok(l.2)
+                    && l.3.iter().all(|x| t_ok(x.2) && v_ok(x.3))
+            })
+            && self.value_ids.iter().all(|v| t_ok(v.0) && v_ok(v.2))
+    }
+}
+
 impl Registry {
     /// The last link channel handed out.
     pub fn link_channels(&self) -> u32 {
@@ -180,28 +227,7 @@ impl Registry {
         if !same_levels {
             return Err("the plan was made with another hierarchy".into());
         }
-        let (nt, nc, nv) = (snap.types.len(), snap.containers.len(), snap.values.len());
-        let t_ok = |t: TypeId| (t.0 as usize) < nt;
-        let c_ok = |c: ContainerId| (c.0 as usize) < nc;
-        let v_ok = |v: ValueId| (v.0 as usize) < nv;
-        let fine = snap.types.iter().all(|t| t.parent.is_none_or(t_ok))
-            && snap
-                .containers
-                .iter()
-                .all(|c| t_ok(c.ty) && c.parent.is_none_or(c_ok))
-            && snap.values.iter().all(|v| t_ok(v.0))
-            && snap.machines.iter().all(|m| c_ok(m.0))
-            && snap.hosts_seen.iter().all(|h| c_ok(h.1))
-            && snap
-                .numbered
-                .iter()
-                .all(|n| c_ok(n.0) && t_ok(n.1) && c_ok(n.3))
-            && snap
-                .named
-                .iter()
-                .all(|n| c_ok(n.0) && t_ok(n.1) && c_ok(n.3))
-            && snap.value_ids.iter().all(|v| t_ok(v.0) && v_ok(v.2));
-        if !fine {
+        if !snap.well_formed() {
             return Err("the plan's registry refers to an id it does not hold".into());
         }
         r.types = snap

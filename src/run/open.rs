@@ -39,14 +39,14 @@ fn list_inputs(
 pub struct Seed {
     /// The registry once the whole run's sources were open.
     pub registry: crate::registry::Snapshot,
-    /// The source to open: kind, place, channels before it.
-    pub only: (usize, usize, u32),
+    /// The sources to open: kind, place, channels before it.
+    pub only: Vec<(usize, usize, u32)>,
     /// The channels handed out once every source was open.
     pub channels: u32,
     /// The whole run's T0.
     pub origin: i64,
-    /// The input the source reads, as the plan saw it.
-    pub input: PathBuf,
+    /// The inputs its sources read, as the plan saw them.
+    pub inputs: Vec<PathBuf>,
 }
 
 /// A run with its sources open and their first events pulled.
@@ -119,7 +119,7 @@ pub fn open(
     let mut lookup = clocks.lookup(reg.hierarchy.identity.clone());
     let mut clock_of = |host: &str| lookup.of(host).map(crate::timeline::Clock::new);
     let mut cx = OpenCx::new(cfg, &mut reg, &mut clock_of);
-    cx.only = seed.as_ref().map(|s| s.only);
+    cx.only = seed.as_ref().map(|s| s.only.clone());
     crate::convert::open_all(kinds, &mut cx)?;
     let OpenCx {
         sources,
@@ -133,12 +133,16 @@ pub fn open(
         return Err(boot_relative.swap_remove(0));
     }
     if let Some(s) = &seed {
-        let input = sources.first().map(|x| x.stats().path.clone());
-        if sources.len() != 1 || input.as_ref() != Some(&s.input) {
+        let found: Vec<PathBuf> = sources.iter().map(|x| x.stats().path.clone()).collect();
+        if found != s.inputs {
+            let list = |v: &[PathBuf]| {
+                let v: Vec<String> = v.iter().map(|p| p.display().to_string()).collect();
+                if v.is_empty() { "nothing".to_string() } else { v.join(", ") }
+            };
             return Err(Error::input(format!(
                 "the task should read {} and found {}: the inputs are not the plan's any more; make the plan again",
-                s.input.display(),
-                input.map_or("nothing".into(), |p| p.display().to_string())
+                list(&s.inputs),
+                list(&found)
             )));
         }
         // Later sources' channels come after every open's, as in the run.

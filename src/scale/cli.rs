@@ -60,13 +60,10 @@ pub fn main(args: &[OsString]) -> Result<Option<u8>> {
             if !t.quiet {
                 let events: u64 = report.sources.iter().map(|s| s.events).sum();
                 eprintln!(
-                    "integrador: task {} done: {} events of {} in {}",
+                    "integrador: task {} done: {} events of {} input(s) in {}",
                     t.task,
                     events,
-                    report
-                        .sources
-                        .first()
-                        .map_or(String::new(), |s| s.path.display().to_string()),
+                    report.sources.len(),
                     super::part_dir(&t.tables, t.task).display()
                 );
             }

@@ -391,9 +391,9 @@ fn refuse_shared_series(plan: &Plan, parts: &[PathBuf]) -> Result<()> {
         match owner.insert((c, t), k) {
             Some(j) if j != k => {
                 let input = |i: usize| {
-                    plan.tasks
-                        .get(i)
-                        .map_or(String::new(), |t| t.input.display().to_string())
+                    let t = plan.tasks.get(i).map(|t| &t.sources[..]).unwrap_or(&[]);
+                    let v: Vec<String> = t.iter().map(|s| s.input.display().to_string()).collect();
+                    v.join(", ")
                 };
                 return Err(Error::usage(format!(
                     "tasks {j} ({}) and {k} ({}) set the same series (variable type {t} of container {c}): one run keeps the second apart as a type of its own, which a plan's tasks cannot decide alone; integrate these inputs on one machine",

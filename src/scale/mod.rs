@@ -42,7 +42,7 @@ pub struct Plan {
     pub t0_ns: i64,
     /// The link channels every source's open handed out.
     pub channels: u32,
-    /// One task a source, in the merge's order.
+    /// The tasks: consecutive sources, in the merge's order.
     pub tasks: Vec<Task>,
     /// The containers the run creates before its first event, in their
     /// order: a container's `row_order` is its place here.
@@ -51,11 +51,24 @@ pub struct Plan {
     pub registry: Snapshot,
 }
 
-/// One task: a source of the run.
+/// One task: consecutive sources of the run, converted together.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Task {
-    /// Its number, which is also its source's index (`inputs.source`).
+    /// Its number.
     pub task: usize,
+    /// The index of its first source in the whole run (`inputs.source`).
+    pub first_source: usize,
+    /// The size of its inputs, bytes.
+    pub bytes: u64,
+    /// Its sources, in the merge's order.
+    pub sources: Vec<TaskSource>,
+}
+
+/// A source of a task.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskSource {
+    /// Its index in the whole run.
+    pub source: usize,
     /// The option that reads it (`-pcp`).
     pub option: String,
     /// The input it converts (a file, an archive, a libRastro run's
@@ -68,7 +81,7 @@ pub struct Task {
     pub nth: usize,
     /// The link channels handed out before it opened.
     pub channels_before: u32,
-    /// The files it reads: all its option is given in the task.
+    /// The files it reads.
     pub files: Vec<PathBuf>,
 }
 
@@ -158,20 +171,19 @@ pub fn plan(
             marks.len()
         )));
     }
-    let tasks = sources
-        .iter()
-        .zip(&marks)
-        .enumerate()
-        .map(|(i, (s, m))| Task {
-            task: i,
+    let mut listed = Vec::with_capacity(sources.len());
+    for (i, (s, m)) in sources.iter().zip(&marks).enumerate() {
+        listed.push(TaskSource {
+            source: i,
             option: options.get(m.kind).copied().unwrap_or("").to_string(),
             input: s.stats().path.clone(),
             kind: m.kind,
             nth: m.nth,
             channels_before: m.channels,
             files: m.files.clone(),
-        })
-        .collect::<Vec<_>>();
+        });
+    }
+    let tasks = pack(listed, cfg.task_mb.saturating_mul(1_000_000))?;
     let plan = Plan {
         format: FORMAT.into(),
         version: VERSION,
@@ -193,6 +205,40 @@ pub fn plan(
         tasks: plan.tasks.len(),
         inputs: opened.inputs.len(),
     })
+}
+
+/// Consecutive sources joined into tasks of at least `least` bytes of
+/// input (0: a task a source). Each task's sources are a run of the
+/// merge's order, so a task's `source` is its first's plus the place in
+/// it. Every file is read again by a task: a pipe is refused.
+fn pack(sources: Vec<TaskSource>, least: u64) -> Result<Vec<Task>> {
+    let mut tasks: Vec<Task> = Vec::new();
+    for s in sources {
+        let mut bytes = 0u64;
+        for f in &s.files {
+            let m = std::fs::metadata(f).map_err(|e| Error::in_file(f, e))?;
+            if !m.is_file() {
+                return Err(Error::usage(format!(
+                    "{}: a plan's tasks read their inputs again: give files, not a pipe",
+                    f.display()
+                )));
+            }
+            bytes += m.len();
+        }
+        match tasks.last_mut() {
+            Some(t) if t.bytes < least => {
+                t.bytes += bytes;
+                t.sources.push(s);
+            }
+            _ => tasks.push(Task {
+                task: tasks.len(),
+                first_source: s.source,
+                bytes,
+                sources: vec![s],
+            }),
+        }
+    }
+    Ok(tasks)
 }
 
 /// The keys of the containers a run creates before its first event, in
@@ -252,18 +298,17 @@ pub fn task(plan_path: &Path, k: usize, dir: &Path) -> Result<crate::run::RunRep
     let tasks = dir.join("tasks");
     std::fs::create_dir_all(&tasks).map_err(|e| Error::in_file(&tasks, e))?;
     std::env::set_current_dir(&plan.base).map_err(|e| Error::in_file(&plan.base, e))?;
-    let files = crate::convert::kinds()
+    let mut files: std::collections::HashMap<String, Vec<PathBuf>> = crate::convert::kinds()
         .iter()
-        .map(|k| k.option().to_string())
-        .map(|o| {
-            let mine = if o == t.option {
-                t.files.clone()
-            } else {
-                Vec::new()
-            };
-            (o, mine)
-        })
+        .map(|k| (k.option().to_string(), Vec::new()))
         .collect();
+    let mut only = Vec::new();
+    for s in &t.sources {
+        // Its kind sees the task's files alone: its place among them.
+        let nth = only.iter().filter(|&&(k, _, _)| k == s.kind).count();
+        only.push((s.kind, nth, s.channels_before));
+        files.entry(s.option.clone()).or_default().extend(s.files.iter().cloned());
+    }
     *FILES.lock().unwrap_or_else(|e| e.into_inner()) = Some(files);
     let parsed = parse_run(&plan.args);
     *FILES.lock().unwrap_or_else(|e| e.into_inner()) = None;
@@ -271,15 +316,14 @@ pub fn task(plan_path: &Path, k: usize, dir: &Path) -> Result<crate::run::RunRep
     cfg.output = None;
     cfg.report = None;
     cfg.tables = Some(part_dir(&dir, k));
-    cfg.task = Some(k as u32);
+    cfg.task = Some(t.first_source as u32);
     cfg.quiet = true;
     let seed = crate::run::Seed {
         registry: plan.registry,
-        // Its kind sees its files alone: its first source.
-        only: (t.kind, 0, t.channels_before),
+        only,
         channels: plan.channels,
         origin: plan.t0_ns,
-        input: t.input,
+        inputs: t.sources.iter().map(|s| s.input.clone()).collect(),
     };
     crate::run::integrate(&cfg, kinds, Some(seed))
 }
