@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The generated grid of docs/scale.md, and the figures of a run spread
-# over tasks: one machine (`--tables`), then plan + tasks (xargs -P 1 and
-# -P 2) + gather, then the Spark driver on local[1] and local[2]; each
+# over tasks: one machine (`--tables`, on both cores and on one), then
+# plan + tasks (xargs -P 1 and -P 2; a task uses one core) + gather, then the Spark driver on local[1] and local[2]; each
 # dataset compared with the one-machine tables (tests/scale_sql.py). Not
 # a test: figures, on this machine.
 #
@@ -61,6 +61,7 @@ t() { # label, command...: wall seconds and peak RSS
 }
 t "one machine (--tables)" "$bin" "${args[@]}" -q --tables "$dir/single" --checkpoint-every 3600s
 one=$(cat "$dir/last")
+t "one machine, --threads 1" "$bin" "${args[@]}" -q --tables "$dir/single1" --threads 1 --checkpoint-every 3600s
 events=$("$py" -c "import duckdb; print(duckdb.connect().execute(\"SELECT events FROM '$dir/single/run.parquet'\").fetchone()[0])")
 echo "events: $events ($(python3 -c "print(f'{$events/$one/1e6:.2f}')") M events/s on one machine)"
 t "plan" "$bin" plan "${args[@]}" -q -o "$dir/plan.json"

@@ -85,10 +85,15 @@ Examples (from the top of a checkout; they use the shipped examples/):
   # Any Pajé trace pj_dump reads, as the same tables (docs/tables.md)
   integrador tables grid.paje --tables grid-replayed.tables
 
+  # The run spread over tasks any scheduler runs, then gathered (docs/scale.md)
+  integrador plan -ganglia 'examples/grid/*.traced' --task-mb 0 -o plan.json
+  seq 0 1 | xargs -P 2 -I K integrador task plan.json K --tables run.d
+  integrador gather plan.json run.d
+
 Exit status: 0 complete output, 1 input or output problem (no output file
 is left), 2 usage problem (unknown or missing option, bad option value).
 Formats: docs/formats.md; the trace: docs/output.md; the tables:
-docs/tables.md; windows: docs/windows.md; the clocks page: docs/clocks-report.md; hierarchy files:
+docs/tables.md; windows: docs/windows.md; many machines: docs/scale.md; the clocks page: docs/clocks-report.md; hierarchy files:
 hierarchies/README.md.";
 
 /// What a bare `integrador` prints: a short usage, not clap's complaint
@@ -100,6 +105,7 @@ usage: integrador [SOURCES...] [-sync FILE] [-hierarchy FILE] -o OUTPUT [--table
        integrador check TRACE
        integrador tables TRACE --tables DIR
        integrador paje TABLES [--from T1] [--to T2] -o OUTPUT
+       integrador plan [SOURCES...] -o plan.json; task plan.json K --tables DIR; gather plan.json DIR
 
 sources: -ganglia FILES  -pcp ARCHIVES  -mpi FILES -mpinodes FILE
          -deck FILES  -os FILES
@@ -121,7 +127,7 @@ example: integrador -ganglia examples/grid/domain-a.traced -o ganglia.paje
     name = "integrador",
     version,
     after_help = EXAMPLES,
-    override_usage = "integrador [-ganglia FILES] [-pcp ARCHIVES] [-mpi FILES -mpinodes FILE] [-deck FILES] [-os FILES]\n                  [-sync FILE] [-hierarchy FILE] [OPTIONS] -o OUTPUT\n       integrador check TRACE\n       integrador tables TRACE --tables DIR\n       integrador paje TABLES... [--from T1] [--to T2] -o OUTPUT\n       integrador completions SHELL | integrador man"
+    override_usage = "integrador [-ganglia FILES] [-pcp ARCHIVES] [-mpi FILES -mpinodes FILE] [-deck FILES] [-os FILES]\n                  [-sync FILE] [-hierarchy FILE] [OPTIONS] -o OUTPUT\n       integrador check TRACE\n       integrador tables TRACE --tables DIR\n       integrador paje TABLES... [--from T1] [--to T2] -o OUTPUT\n       integrador plan [SOURCES...] [OPTIONS] -o plan.json | integrador task plan.json K --tables DIR | integrador gather plan.json DIR\n       integrador completions SHELL | integrador man"
 )]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Cli {

@@ -19,6 +19,10 @@ struct TaskArgs {
     /// The run's directory: the task's tables go to DIR/tasks/K
     #[arg(long, value_name = "DIR")]
     tables: PathBuf,
+    /// Cores the task uses (default 1: a task is one executor core's
+    /// work, and a scheduler runs as many tasks as it has cores; 0: all)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    threads: usize,
     /// No line when done
     #[arg(short, long)]
     quiet: bool,
@@ -56,7 +60,7 @@ pub fn main(args: &[OsString]) -> Result<Option<u8>> {
     };
     match parsed {
         Ok(t) => {
-            let report = super::task(&t.plan, t.task, &t.tables)?;
+            let report = super::task(&t.plan, t.task, &t.tables, t.threads)?;
             if !t.quiet {
                 let events: u64 = report.sources.iter().map(|s| s.events).sum();
                 eprintln!(

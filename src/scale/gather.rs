@@ -53,6 +53,11 @@ fn rows(path: &Path, cols: &[Col]) -> Result<Vec<Vec<Field>>> {
                 .ok_or_else(|| bad(&format!("no column {}", c.name)))
         })
         .collect::<Result<_>>()?;
+    // What a damaged page header claims is checked before it is trusted.
+    for g in 0..reader.num_row_groups() {
+        let group = reader.get_row_group(g).map_err(|e| bad(&e))?;
+        crate::tables::read::sane_pages(group.as_ref(), path)?;
+    }
     let mut out = Vec::new();
     for row in reader.get_row_iter(None).map_err(|e| bad(&e))? {
         let row = row.map_err(|e| bad(&e))?;

@@ -285,7 +285,12 @@ pub fn part_dir(dir: &Path, k: usize) -> PathBuf {
 /// `integrador task plan.json K --tables DIR`: converts source K alone,
 /// as the whole run would, into `DIR/tasks/K` (written whole or not at
 /// all: a task run again replaces its own part).
-pub fn task(plan_path: &Path, k: usize, dir: &Path) -> Result<crate::run::RunReport> {
+pub fn task(
+    plan_path: &Path,
+    k: usize,
+    dir: &Path,
+    threads: usize,
+) -> Result<crate::run::RunReport> {
     let plan = Plan::read(plan_path)?;
     let Some(t) = plan.tasks.get(k).cloned() else {
         return Err(Error::usage(format!(
@@ -317,6 +322,7 @@ pub fn task(plan_path: &Path, k: usize, dir: &Path) -> Result<crate::run::RunRep
     cfg.report = None;
     cfg.tables = Some(part_dir(&dir, k));
     cfg.task = Some(t.first_source as u32);
+    cfg.threads = threads;
     cfg.quiet = true;
     let seed = crate::run::Seed {
         registry: plan.registry,

@@ -58,7 +58,10 @@ fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
 /// dictionary page that claims more values than its bytes can hold (the
 /// `parquet` crate sizes its dictionary by the claim: a damaged file asked
 /// for 64 GB), a page that claims more values than the group has rows.
-fn sane_pages(group: &dyn parquet::file::reader::RowGroupReader, path: &Path) -> Result<()> {
+pub(crate) fn sane_pages(
+    group: &dyn parquet::file::reader::RowGroupReader,
+    path: &Path,
+) -> Result<()> {
     use parquet::basic::Type;
     use parquet::column::page::Page;
     let rows = group.metadata().num_rows().max(0) as u64;
