@@ -196,3 +196,152 @@ fn two_tasks_that_set_one_series_are_refused_by_the_gather() {
         "a refused gather leaves no dataset"
     );
 }
+
+/// A grid of `hosts` hosts made from the shipped examples: each host a
+/// PCP archive (the example's, its host renamed in its three labels) and
+/// a Ganglia recording of 16 metrics a second for a minute; beside them
+/// the example's MPE log and libRastro run. Returns the run's arguments.
+fn generated_grid(dir: &Path, hosts: usize) -> Vec<String> {
+    let ex = root().join("examples");
+    let (pcp, ganglia) = (dir.join("pcp"), dir.join("ganglia"));
+    std::fs::create_dir_all(&pcp).unwrap();
+    std::fs::create_dir_all(&ganglia).unwrap();
+    let metrics = [
+        "cpu_user",
+        "cpu_system",
+        "cpu_idle",
+        "cpu_wio",
+        "load_one",
+        "load_five",
+        "load_fifteen",
+        "mem_free",
+        "mem_cached",
+        "bytes_in",
+        "bytes_out",
+        "pkts_in",
+        "pkts_out",
+        "proc_run",
+        "proc_total",
+        "disk_free",
+    ];
+    for h in 0..hosts {
+        let host = format!("host{h:03}");
+        for ext in ["meta", "0", "index"] {
+            let mut b = std::fs::read(ex.join(format!("pingpong-localhost/pcp/vm.{ext}"))).unwrap();
+            // A v2 label's host name: 64 bytes at offset 24.
+            b[24..88].fill(0);
+            b[24..24 + host.len()].copy_from_slice(host.as_bytes());
+            std::fs::write(pcp.join(format!("{host}.{ext}")), b).unwrap();
+        }
+        let mut text = format!("# collector {host}\n# cluster grid\n");
+        let mut v: u64 = h as u64 + 1;
+        for t in 0..60 {
+            for m in metrics {
+                v = (v * 1_103_515_245 + 12_345) % 2_147_483_648;
+                let x = v as f64 / 21_474_836.48;
+                text.push_str(&format!(
+                    "{}.{:03} {m} {host} {x:.2}\n",
+                    1_795_265_500 + t,
+                    h % 1000
+                ));
+            }
+        }
+        std::fs::write(ganglia.join(format!("{host}.traced")), text).unwrap();
+    }
+    let s = |p: &Path| p.display().to_string();
+    let mut args = vec![
+        "-hierarchy".to_string(),
+        s(&root().join("hierarchies/mpi+os+ganglia+pcp.toml")),
+        "-mpi".into(),
+        s(&ex.join("pingpong-localhost/mpi_pingpong.clog2")),
+        "-mpinodes".into(),
+        s(&ex.join("pingpong-localhost/mpi.nodes")),
+        "-deck".into(),
+        s(&ex.join("deck/threads")) + "/*.rst",
+        "-ganglia".into(),
+        s(&ganglia) + "/*.traced",
+        "-pcp".into(),
+        s(&pcp) + "/*",
+    ];
+    args.shrink_to_fit();
+    args
+}
+
+#[test]
+fn a_generated_grid_of_hundreds_of_hosts_gathers_as_one_machine() {
+    if !have_module("duckdb", "INTEGRADOR_REQUIRE_DUCKDB") {
+        return;
+    }
+    let tmp = tempdir();
+    let args = generated_grid(&tmp.path().join("in"), 200);
+    one_machine(&args, &tmp.path().join("single"));
+    // A task a source (402 tasks), two at a time as xargs -P 2 runs them.
+    let plan = tmp.path().join("plan.json");
+    let mut all: Vec<&str> = vec!["plan"];
+    all.extend(args.iter().map(String::as_str));
+    all.extend(["-q", "--task-mb", "0", "-o", plan.to_str().unwrap()]);
+    let o = integrador(&all);
+    assert!(o.status.success(), "plan: {}", stderr(&o));
+    let run = tmp.path().join("run");
+    let line = format!(
+        "seq 0 401 | xargs -P 2 -I K '{}' task '{}' K --tables '{}' -q",
+        env!("CARGO_BIN_EXE_integrador"),
+        plan.display(),
+        run.display()
+    );
+    let o = std::process::Command::new("sh")
+        .args(["-c", &line])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "xargs: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = integrador(&[
+        "gather",
+        plan.to_str().unwrap(),
+        run.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "gather: {}", stderr(&o));
+    same(
+        &tmp.path().join("single"),
+        &run.join("dataset"),
+        "grid, 402 tasks",
+    );
+    // Sources joined into tasks of 1 MB, through the Spark driver.
+    if !have_module("pyspark", "INTEGRADOR_REQUIRE_SPARK") {
+        return;
+    }
+    let dir = tmp.path().join("packed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("plan.json");
+    let mut all: Vec<&str> = vec!["plan"];
+    all.extend(args.iter().map(String::as_str));
+    all.extend(["-q", "--task-mb", "1", "-o", plan.to_str().unwrap()]);
+    assert!(integrador(&all).status.success());
+    let o = std::process::Command::new(python())
+        .env("PYSPARK_PYTHON", python())
+        .arg(root().join("scale/spark/integrate.py"))
+        .arg(&plan)
+        .arg(dir.join("run"))
+        .args([
+            "--master",
+            "local[2]",
+            "--integrador",
+            env!("CARGO_BIN_EXE_integrador"),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "spark: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    same(
+        &tmp.path().join("single"),
+        &dir.join("run/spark"),
+        "grid, Spark",
+    );
+}

@@ -10,7 +10,8 @@ usage:
 The integrador binary, the inputs (at the plan's paths), the plan and
 RUN_DIR must be on storage every executor sees. Tasks write
 RUN_DIR/tasks/K; the dataset is RUN_DIR/spark, one directory a table,
-partitioned by task where a task's rows are its own. A task that fails
+partitioned by task where a task's rows are its own (the task's files,
+linked; Spark writes the rows that join tasks). A task that fails
 is tried again by Spark (spark.task.maxFailures): a task writes its part
 whole under a temporary name and puts it in place, so a second try
 replaces the first. Prints one JSON line of timings at the end."""
@@ -72,18 +73,23 @@ def gather(spark, plan, run_dir, out):
         raise SystemExit(f"two tasks set the same series {tuple(shared[0])[:2]}: integrate these inputs on one machine")
     inputs = parts(spark, run_dir, n, "inputs")
     end = inputs.agg(F.max("last_ns")).first()[0]
-    # A task's own rows, and those it had open at its end ended at the run's.
+    # A task's own rows are its files as they are (linked, as `integrador
+    # gather` does: no row is rewritten); the rows it had open at its end
+    # are ended at the run's end, by Spark, into the task's partition.
     for name in PER_TASK:
-        df = parts(spark, run_dir, n, name)
+        for k in range(n):
+            at = os.path.join(out, name, f"task={k}")
+            os.makedirs(at, exist_ok=True)
+            src = os.path.join(run_dir, "tasks", str(k), f"{name}.parquet")
+            try:
+                os.link(src, os.path.join(at, "part-0.parquet"))
+            except OSError:
+                shutil.copyfile(src, os.path.join(at, "part-0.parquet"))
         if name in ("states", "variables"):
             at_end = parts(spark, run_dir, n, f"{name}_at_end")
-            df = df.unionByName(at_end.withColumn("end_ns", F.lit(end).cast("long")))
-        if df.isEmpty():
-            # Spark writes no file for an empty partitioned table: one
-            # empty file keeps its schema for the readers.
-            write(df.drop("task"), name)
-        else:
-            df.write.mode("overwrite").partitionBy("task").parquet(os.path.join(out, name))
+            if not at_end.isEmpty():
+                (at_end.withColumn("end_ns", F.lit(end).cast("long"))
+                 .write.mode("append").partitionBy("task").parquet(os.path.join(out, name)))
     parts(spark, run_dir, n, "containers").createOrReplaceTempView("container_parts")
     up = [(int(k), i) for i, k in enumerate(plan["up_front"])]
     spark.createDataFrame(up, "key long, idx long").createOrReplaceTempView("up_front")
@@ -156,7 +162,7 @@ def main():
     done = spark.sparkContext.parallelize(jobs, max(1, n)).map(run_task).collect()
     tasks_done = time.time()
     if os.path.isfile(os.path.join(out, MARKER)):
-        os.remove(os.path.join(out, MARKER))
+        shutil.rmtree(out)
     gather(spark, plan, run_dir, out)
     end = time.time()
     print(json.dumps({

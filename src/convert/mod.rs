@@ -251,7 +251,11 @@ pub fn open_all(kinds: &mut [Box<dyn SourceKind>], cx: &mut OpenCx<'_>) -> Resul
     for i in order {
         if let (Some(kind), Some(slot)) = (kinds.get_mut(i), opened.get_mut(i)) {
             (cx.kind, cx.nth) = (i, 0);
-            if cx.only.as_ref().is_some_and(|o| o.iter().all(|&(k, _, _)| k != i)) {
+            if cx
+                .only
+                .as_ref()
+                .is_some_and(|o| o.iter().all(|&(k, _, _)| k != i))
+            {
                 continue;
             }
             kind.open(cx)?;

@@ -86,21 +86,32 @@ impl Snapshot {
             TypeKind::Link { start, end } => t_ok(start) && t_ok(end),
             _ => true,
         };
-        self.types.iter().enumerate().all(|(i, t)| {
-            t.parent.is_none_or(|p| (p.0 as usize) < i) && kind_ok(t.kind)
-        }) && self
-            .containers
+        self.types
             .iter()
             .enumerate()
-            .all(|(i, c)| t_ok(c.ty) && c.parent.is_none_or(|p| (p.0 as usize) < i))
+            .all(|(i, t)| t.parent.is_none_or(|p| (p.0 as usize) < i) && kind_ok(t.kind))
+            && self
+                .containers
+                .iter()
+                .enumerate()
+                .all(|(i, c)| t_ok(c.ty) && c.parent.is_none_or(|p| (p.0 as usize) < i))
             && self.values.iter().all(|v| t_ok(v.0))
             && self.grid.is_none_or(c_ok)
             && self.clusters.iter().all(|c| c_ok(c.1))
             && self.machines.iter().all(|m| c_ok(m.0) && name_ok(m.1))
             && self.hosts_seen.iter().all(|h| c_ok(h.1) && name_ok(h.2))
-            && self.numbered.iter().all(|n| c_ok(n.0) && t_ok(n.1) && c_ok(n.3))
-            && self.named.iter().all(|n| c_ok(n.0) && t_ok(n.1) && c_ok(n.3))
-            && self.sub_types.iter().all(|s| t_ok(s.0) && kind_ok(s.1) && t_ok(s.3))
+            && self
+                .numbered
+                .iter()
+                .all(|n| c_ok(n.0) && t_ok(n.1) && c_ok(n.3))
+            && self
+                .named
+                .iter()
+                .all(|n| c_ok(n.0) && t_ok(n.1) && c_ok(n.3))
+            && self
+                .sub_types
+                .iter()
+                .all(|s| t_ok(s.0) && kind_ok(s.1) && t_ok(s.3))
             && self
                 .link_types
                 .iter()

@@ -137,7 +137,11 @@ pub fn open(
         if found != s.inputs {
             let list = |v: &[PathBuf]| {
                 let v: Vec<String> = v.iter().map(|p| p.display().to_string()).collect();
-                if v.is_empty() { "nothing".to_string() } else { v.join(", ") }
+                if v.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    v.join(", ")
+                }
             };
             return Err(Error::input(format!(
                 "the task should read {} and found {}: the inputs are not the plan's any more; make the plan again",

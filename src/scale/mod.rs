@@ -312,7 +312,10 @@ pub fn task(
         // Its kind sees the task's files alone: its place among them.
         let nth = only.iter().filter(|&&(k, _, _)| k == s.kind).count();
         only.push((s.kind, nth, s.channels_before));
-        files.entry(s.option.clone()).or_default().extend(s.files.iter().cloned());
+        files
+            .entry(s.option.clone())
+            .or_default()
+            .extend(s.files.iter().cloned());
     }
     *FILES.lock().unwrap_or_else(|e| e.into_inner()) = Some(files);
     let parsed = parse_run(&plan.args);
