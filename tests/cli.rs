@@ -220,20 +220,23 @@ fn every_help_example_runs_on_the_shipped_data() {
     // A command continues on the next line after a trailing backslash.
     let examples = help.split_once("Examples").unwrap().1.replace("\\\n", " ");
     for line in examples.lines().map(str::trim) {
-        let Some(rest) = line.strip_prefix("integrador ") else {
-            continue;
-        };
-        let quiet = if ["check", "tables", "paje"]
-            .iter()
-            .any(|c| rest.starts_with(c))
-        {
-            ""
+        // A pipe into xargs runs integrador too (a plan's tasks).
+        let command = if line.contains("| xargs") {
+            line.replace("integrador ", "\"$BIN\" ")
+        } else if let Some(rest) = line.strip_prefix("integrador ") {
+            match ["check", "tables", "paje", "plan", "task", "gather"]
+                .iter()
+                .any(|c| rest.starts_with(c))
+            {
+                true => format!("\"$BIN\" {rest}"),
+                false => format!("\"$BIN\" -q {rest}"),
+            }
         } else {
-            "-q"
+            continue;
         };
         let o = std::process::Command::new("sh")
             .arg("-c")
-            .arg(format!("\"$BIN\" {quiet} {rest}"))
+            .arg(command)
             .env("BIN", bin)
             .current_dir(d.path())
             .output()

@@ -56,18 +56,7 @@ fn one_machine(args: &[String], dir: &Path) {
 }
 
 fn same(single: &Path, dataset: &Path, name: &str) {
-    let o = std::process::Command::new(python())
-        .arg(root().join("tests/scale_sql.py"))
-        .arg(single)
-        .arg(dataset)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{name}: the dataset differs from the one-machine tables:\n{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    same_as_one_machine(single, dataset, name);
 }
 
 #[test]
@@ -321,27 +310,5 @@ fn a_generated_grid_of_hundreds_of_hosts_gathers_as_one_machine() {
     all.extend(args.iter().map(String::as_str));
     all.extend(["-q", "--task-mb", "1", "-o", plan.to_str().unwrap()]);
     assert!(integrador(&all).status.success());
-    let o = std::process::Command::new(python())
-        .env("PYSPARK_PYTHON", python())
-        .arg(root().join("scale/spark/integrate.py"))
-        .arg(&plan)
-        .arg(dir.join("run"))
-        .args([
-            "--master",
-            "local[2]",
-            "--integrador",
-            env!("CARGO_BIN_EXE_integrador"),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "spark: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    same(
-        &tmp.path().join("single"),
-        &dir.join("run/spark"),
-        "grid, Spark",
-    );
+    spark_gathers_as_one_machine(&plan, &dir.join("run"), &tmp.path().join("single"), "grid");
 }

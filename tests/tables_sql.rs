@@ -103,35 +103,5 @@ fn spread_by_spark(
     all.extend(["-o", plan.to_str().unwrap()]);
     let o = integrador(&all);
     assert!(o.status.success(), "plan: {}", stderr(&o));
-    let o = Command::new(python())
-        .env("PYSPARK_PYTHON", python())
-        .arg(root().join("scale/spark/integrate.py"))
-        .arg(&plan)
-        .arg(&run)
-        .args([
-            "--master",
-            "local[2]",
-            "--integrador",
-            env!("CARGO_BIN_EXE_integrador"),
-        ])
-        .output()
-        .expect("python runs");
-    assert!(
-        o.status.success(),
-        "the Spark driver: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let dataset = run.join("spark");
-    let o = Command::new(python())
-        .arg(root().join("tests/scale_sql.py"))
-        .arg(tables)
-        .arg(&dataset)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "the Spark dataset differs from the one-machine tables:\n{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
-    dataset
+    spark_gathers_as_one_machine(&plan, &run, tables, "the shipped example")
 }

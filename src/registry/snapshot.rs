@@ -26,15 +26,18 @@ pub struct Snapshot {
     pub link_channels: u32,
     sub_types: Vec<(TypeId, TypeKind, String, TypeId)>,
     link_types: Vec<(Option<TypeId>, TypeId, TypeId, String, TypeId)>,
-    links: Vec<(
-        Option<ContainerId>,
-        TypeId,
-        TypeId,
-        Vec<(String, String, TypeId, ValueId)>,
-    )>,
+    links: Vec<SLinks>,
     value_ids: Vec<(TypeId, String, ValueId)>,
     hosts_seen: Vec<(String, ContainerId, u32)>,
 }
+
+/// The links resolved between two container types under a holder.
+type SLinks = (
+    Option<ContainerId>,
+    TypeId,
+    TypeId,
+    Vec<(String, String, TypeId, ValueId)>,
+);
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct SType {
@@ -219,8 +222,7 @@ impl Registry {
         s.sub_types
             .sort_by(|a, b| (a.0, kind_order(a.1), &a.2).cmp(&(b.0, kind_order(b.1), &b.2)));
         s.link_types.sort();
-        s.links
-            .sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+        s.links.sort_by_key(|a| (a.0, a.1, a.2));
         s.value_ids.sort();
         s
     }

@@ -326,7 +326,9 @@ fn merge_containers(
         .enumerate()
         .map(|(i, &k)| (k, i))
         .collect();
-    let mut by: HashMap<i64, (Vec<Field>, (i64, usize, i64))> = HashMap::new();
+    // A key's row and its first creation: (time, task, order in the task).
+    type First = (i64, usize, i64);
+    let mut by: HashMap<i64, (Vec<Field>, First)> = HashMap::new();
     for (task, r) in rows {
         let (Some(id), Some(create), Some(destroy), Some(order)) = (
             r.first().and_then(long),

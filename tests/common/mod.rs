@@ -557,3 +557,47 @@ pub fn have_module(module: &str, require: &str) -> bool {
     }
     ok
 }
+
+/// Runs a plan through the Spark driver (`scale/spark/integrate.py`,
+/// `local[2]`) into `run/spark`, and checks that the dataset equals the
+/// one-machine `tables` (`tests/scale_sql.py`). Returns the dataset.
+pub fn spark_gathers_as_one_machine(plan: &Path, run: &Path, tables: &Path, name: &str) -> PathBuf {
+    let o = std::process::Command::new(python())
+        .env("PYSPARK_PYTHON", python())
+        .arg(root().join("scale/spark/integrate.py"))
+        .arg(plan)
+        .arg(run)
+        .args([
+            "--master",
+            "local[2]",
+            "--integrador",
+            env!("CARGO_BIN_EXE_integrador"),
+        ])
+        .output()
+        .expect("python runs");
+    assert!(
+        o.status.success(),
+        "{name}: the Spark driver: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let dataset = run.join("spark");
+    same_as_one_machine(tables, &dataset, name);
+    dataset
+}
+
+/// The gathered `dataset` equals the one-machine `tables`, table by
+/// table, in DuckDB (`tests/scale_sql.py`).
+pub fn same_as_one_machine(tables: &Path, dataset: &Path, name: &str) {
+    let o = std::process::Command::new(python())
+        .arg(root().join("tests/scale_sql.py"))
+        .arg(tables)
+        .arg(dataset)
+        .output()
+        .expect("python runs");
+    assert!(
+        o.status.success(),
+        "{name}: the dataset differs from the one-machine tables:\n{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
