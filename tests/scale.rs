@@ -299,6 +299,12 @@ fn a_generated_grid_of_hundreds_of_hosts_gathers_as_one_machine() {
         &run.join("dataset"),
         "grid, 402 tasks",
     );
+    // Its windows are not read yet: said, not a missing file.
+    let w = tmp.path().join("w.paje");
+    let dataset = run.join("dataset");
+    let o = integrador(&["paje", dataset.to_str().unwrap(), "-o", w.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("gathered from tasks"), "{}", stderr(&o));
     // Sources joined into tasks of 1 MB, through the Spark driver.
     if !have_module("pyspark", "INTEGRADOR_REQUIRE_SPARK") {
         return;

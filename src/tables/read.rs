@@ -270,6 +270,12 @@ impl Dataset {
                 )));
             }
             let run = dir.join("run.parquet");
+            if !run.exists() && dir.join("run").is_dir() {
+                return Err(Error::usage(format!(
+                    "{}: a run gathered from tasks (docs/scale.md), a directory a table: its windows are not read yet; query it with DuckDB or Spark, or write the run's tables on one machine",
+                    dir.display()
+                )));
+            }
             let file = File::open(&run).map_err(|e| bad(&run, e))?;
             let r = SerializedFileReader::new(file).map_err(|e| bad(&run, e))?;
             let meta = r.metadata().file_metadata().key_value_metadata();
