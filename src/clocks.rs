@@ -149,6 +149,27 @@ impl RunClocks {
         Ok(RunClocks { sync, applied })
     }
 
+    /// A plan's clocks in one of its tasks: the sync file, and the
+    /// estimates the plan's first pass made from every message of the
+    /// run (a task's messages alone would give others).
+    pub fn seeded(
+        cfg: &Config,
+        hierarchy: &Hierarchy,
+        estimates: Option<Estimates>,
+    ) -> Result<RunClocks> {
+        let sync = open_sync(cfg, hierarchy)?;
+        let applied = estimates.map(|e| {
+            let table = e.table();
+            (e, table)
+        });
+        Ok(RunClocks { sync, applied })
+    }
+
+    /// The clocks estimated from the messages, if they were.
+    pub fn estimates(&self) -> Option<&Estimates> {
+        self.applied.as_ref().map(|(e, _)| e)
+    }
+
     /// The lookup the sources' lanes ask, hosts matched by `identity`.
     pub fn lookup(&self, identity: HostIdentity) -> Lookup<'_> {
         Lookup::new(

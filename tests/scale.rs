@@ -101,12 +101,16 @@ fn plan_task_and_gather_mistakes_are_one_line_errors() {
         assert_eq!(e.trim().lines().count(), 1, "{what}: {e}");
         assert!(e.contains(what), "{what}: {e}");
     };
-    // A plan needs a file, takes its clocks from a sync file, and is not
-    // a window.
+    // A plan needs a file, writes no sync file, and is not a window.
     let o = with(&[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--output"), "{}", stderr(&o));
-    one_line(&with(&["--sync-from-messages", "-o", p]), 2, "sync file");
+    let ws = tmp.path().join("w.sync");
+    one_line(
+        &with(&["--write-sync", ws.to_str().unwrap(), "-o", p]),
+        2,
+        "not a plan's",
+    );
     one_line(&with(&["--from", "+1s", "-o", p]), 2, "not a plan's");
     // An input missing fails the plan before any task.
     let o = integrador(&["plan", "-pcp", "/nonexistent/archive", "-o", p]);
@@ -317,4 +321,53 @@ fn a_generated_grid_of_hundreds_of_hosts_gathers_as_one_machine() {
     all.extend(["-q", "--task-mb", "1", "-o", plan.to_str().unwrap()]);
     assert!(integrador(&all).status.success());
     spark_gathers_as_one_machine(&plan, &dir.join("run"), &tmp.path().join("single"), "grid");
+}
+
+#[test]
+fn clocks_from_the_messages_are_the_plans_in_every_task() {
+    if !have_module("duckdb", "INTEGRADOR_REQUIRE_DUCKDB") {
+        return;
+    }
+    let tmp = tempdir();
+    // A DECK ping-pong between node01 and node02 (node02's clock is
+    // estimated from its messages) and a Ganglia recording of both hosts:
+    // the Ganglia task has no message, and must apply the plan's estimate.
+    // Stamped by node02: every sample is corrected by its estimate.
+    let mut text = String::from("# collector node02\n");
+    for ms in (0..20).map(|i| i * 1_000) {
+        for host in ["node01", "node02"] {
+            let t = 1_795_264_893_493i64 + ms;
+            text.push_str(&format!(
+                "{}.{:03} load_one {host} {}\n",
+                t / 1000,
+                t % 1000,
+                ms / 1000
+            ));
+        }
+    }
+    let traced = tmp.path().join("g.traced");
+    std::fs::write(&traced, text).unwrap();
+    let glob = root().join("tests/data/rastro/deck-pingpong/rastro-*.rst");
+    let args: Vec<String> = vec![
+        "-deck".into(),
+        glob.display().to_string(),
+        "-ganglia".into(),
+        traced.display().to_string(),
+        "--sync-from-messages".into(),
+    ];
+    let dir = tmp.path().join("run");
+    std::fs::create_dir_all(&dir).unwrap();
+    one_machine(&args, &tmp.path().join("single"));
+    let tasks = spread(&args, &dir, "0");
+    assert_eq!(tasks, 2);
+    let plan = std::fs::read_to_string(dir.join("plan.json")).unwrap();
+    assert!(
+        plan.contains("\"node02\""),
+        "the plan holds node02's estimate"
+    );
+    same(
+        &tmp.path().join("single"),
+        &dir.join("run/dataset"),
+        "sync from messages",
+    );
 }

@@ -115,7 +115,7 @@ pub struct Estimator {
 }
 
 /// One host's correction onto the reference clock.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct HostFit {
     /// The host, as its messages' source names it.
     pub host: String,
@@ -133,7 +133,7 @@ pub struct HostFit {
 }
 
 /// The estimates of a run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Estimates {
     /// The host every other is corrected onto.
     pub reference: String,

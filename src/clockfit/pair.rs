@@ -42,7 +42,7 @@ pub const K_ONE: i128 = 1 << 40;
 const REACH: i128 = 1 << 61;
 
 /// A map of one clock onto another: x ↦ x + c + ⌊(x − x0)·k / 2^40⌋.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Line {
     /// Where the offset is `c` (ns, on the mapped clock).
     pub x0: i64,
@@ -124,7 +124,7 @@ fn div_round(n: i128, d: i128) -> i128 {
 }
 
 /// What a pair's messages say of the correction of B onto A.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Bound {
     /// Messages both ways: the correction lies within `half` of the line
     /// over the messages' span, and within `wide` whatever drift the

@@ -45,6 +45,8 @@ pub struct Seed {
     pub channels: u32,
     /// The whole run's T0.
     pub origin: i64,
+    /// The clocks the plan estimated from the run's messages.
+    pub estimates: Option<crate::clockfit::Estimates>,
     /// The inputs its sources read, as the plan saw them.
     pub inputs: Vec<PathBuf>,
 }
@@ -110,7 +112,10 @@ pub fn open(
     if let Some(o) = outputs {
         o.refuse_inputs(&named)?;
     }
-    let clocks = RunClocks::load(cfg, kinds, &hierarchy)?;
+    let clocks = match &seed {
+        Some(s) => RunClocks::seeded(cfg, &hierarchy, s.estimates.clone())?,
+        None => RunClocks::load(cfg, kinds, &hierarchy)?,
+    };
     let mut reg = match &seed {
         Some(s) => Registry::from_snapshot(hierarchy, &s.registry)
             .map_err(|e| Error::usage(format!("the plan: {e}")))?,

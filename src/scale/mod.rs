@@ -49,6 +49,9 @@ pub struct Plan {
     pub up_front: Vec<i64>,
     /// What the sources' opens registered.
     pub registry: Snapshot,
+    /// With `--sync-from-messages`: the clocks the plan estimated from
+    /// every message of the run, which every task applies.
+    pub clocks_from_messages: Option<crate::clockfit::Estimates>,
 }
 
 /// One task: consecutive sources of the run, converted together.
@@ -147,9 +150,9 @@ pub fn plan(
             "a plan is written to a file: give -o plan.json",
         ));
     };
-    if cfg.sync_from_messages || cfg.write_sync.is_some() {
+    if cfg.write_sync.is_some() {
         return Err(Error::usage(
-            "a plan takes its clocks from a sync file (-sync); estimate them once with --sync-from-messages --write-sync FILE",
+            "--write-sync writes what a whole run's messages say: not a plan's (run once with --sync-from-messages --write-sync FILE)",
         ));
     }
     if cfg.from.is_some() || cfg.to.is_some() || cfg.tables.is_some() || cfg.report.is_some() {
@@ -195,6 +198,7 @@ pub fn plan(
         channels: opened.at_open.as_ref().map_or(0, |s| s.link_channels),
         up_front: creation_order(&opened.reg),
         registry: opened.at_open.clone().unwrap_or_default(),
+        clocks_from_messages: opened.clocks.estimates().cloned(),
         tasks,
     };
     let text = serde_json::to_vec_pretty(&plan).map_err(|e| Error::input(e.to_string()))?;
@@ -333,6 +337,7 @@ pub fn task(
         channels: plan.channels,
         origin: plan.t0_ns,
         inputs: t.sources.iter().map(|s| s.input.clone()).collect(),
+        estimates: plan.clocks_from_messages,
     };
     crate::run::integrate(&cfg, kinds, Some(seed))
 }
