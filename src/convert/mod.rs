@@ -122,7 +122,7 @@ pub fn epoch_arg(m: &clap::ArgMatches, id: &str, example: &str) -> Result<Option
 /// A usage error when options describing a kind's inputs come without them.
 pub fn needs_inputs(has: bool, given: bool, message: &str) -> Result<()> {
     // A plan's task keeps the run's options and reads one kind's files.
-    if given && !has && crate::scale::files_of("").is_none() {
+    if given && !has && !crate::scale::in_task() {
         return Err(crate::error::Error::usage(message));
     }
     Ok(())

@@ -33,9 +33,9 @@ fn list_inputs(
 }
 
 /// A plan's task, as the run starts it (`docs/scale.md`): the registry
-/// the whole run had once its sources were open, the one source to open
-/// (`OpenCx::only`), the channels handed out by every source's open, and
-/// the whole run's T0.
+/// the whole run had once its sources were open, the sources to open
+/// (`OpenCx::only`), the channels handed out by every source's open, the
+/// whole run's T0 and clocks from the messages.
 pub struct Seed {
     /// The registry once the whole run's sources were open.
     pub registry: crate::registry::Snapshot,
@@ -80,7 +80,7 @@ pub fn open(
     cfg: &Config,
     kinds: &mut [Box<dyn SourceKind>],
     mut outputs: Option<&mut Outputs>,
-    seed: Option<Seed>,
+    mut seed: Option<Seed>,
 ) -> Result<Opened> {
     let planning = outputs.is_none();
     cfg.refuse_missing_files(kinds)?;
@@ -112,8 +112,8 @@ pub fn open(
     if let Some(o) = outputs {
         o.refuse_inputs(&named)?;
     }
-    let clocks = match &seed {
-        Some(s) => RunClocks::seeded(cfg, &hierarchy, s.estimates.clone())?,
+    let clocks = match &mut seed {
+        Some(s) => RunClocks::seeded(cfg, &hierarchy, s.estimates.take())?,
         None => RunClocks::load(cfg, kinds, &hierarchy)?,
     };
     let mut reg = match &seed {
@@ -124,7 +124,7 @@ pub fn open(
     let mut lookup = clocks.lookup(reg.hierarchy.identity.clone());
     let mut clock_of = |host: &str| lookup.of(host).map(crate::timeline::Clock::new);
     let mut cx = OpenCx::new(cfg, &mut reg, &mut clock_of);
-    cx.only = seed.as_ref().map(|s| s.only.clone());
+    cx.only = seed.as_mut().map(|s| std::mem::take(&mut s.only));
     crate::convert::open_all(kinds, &mut cx)?;
     let OpenCx {
         sources,

@@ -78,11 +78,18 @@ fn long(f: &Field) -> Option<i64> {
     }
 }
 
-/// Writes `rows` as table `name` in `dir`.
-fn write(dir: &Path, name: &str, cols: &'static [Col], rows: &[Vec<Field>]) -> Result<()> {
-    let fail = |e: std::io::Error| Error::in_file(&dir.join(format!("{name}.parquet")), e);
+/// Writes `rows` as table `name` in `tmp`, then puts the file at `to`.
+fn write(
+    tmp: &Path,
+    (name, cols): (&str, &'static [Col]),
+    rows: &[Vec<Field>],
+    t0: i64,
+    to: &Path,
+) -> Result<()> {
+    let from = tmp.join(format!("{name}.parquet"));
+    let fail = |e: std::io::Error| Error::in_file(&from, e);
     let names = Names::default();
-    let mut t = Table::create(dir, name, cols, None, &names, false).map_err(fail)?;
+    let mut t = Table::create(tmp, name, cols, None, &names, false).map_err(fail)?;
     for row in rows {
         for (c, f) in cols.iter().zip(row) {
             match (c.kind, f) {
@@ -101,21 +108,11 @@ fn write(dir: &Path, name: &str, cols: &'static [Col], rows: &[Vec<Field>]) -> R
         }
         t.end().map_err(fail)?;
     }
-    t.close(&meta()).map_err(fail)?;
-    Ok(())
-}
-
-fn meta() -> Vec<(String, String)> {
-    vec![
-        (
-            "integrador.schema_version".to_string(),
-            crate::tables::SCHEMA_VERSION.to_string(),
-        ),
-        (
-            "integrador.version".to_string(),
-            env!("CARGO_PKG_VERSION").to_string(),
-        ),
-    ]
+    t.close(&crate::tables::file_meta(t0)).map_err(fail)?;
+    if let Some(d) = to.parent() {
+        fs::create_dir_all(d).map_err(|e| Error::in_file(d, e))?;
+    }
+    fs::rename(&from, to).map_err(fail)
 }
 
 /// Puts table `name`'s file of `part` at `to`: a hard link (no copy of
@@ -128,15 +125,6 @@ fn link(part: &Path, name: &str, to: &Path) -> Result<()> {
     fs::hard_link(&from, to)
         .or_else(|_| fs::copy(&from, to).map(|_| ()))
         .map_err(|e| Error::in_file(&from, e))
-}
-
-/// Moves table file `name.parquet` written in `tmp` to `to`.
-fn place(tmp: &Path, name: &str, to: &Path) -> Result<()> {
-    if let Some(d) = to.parent() {
-        fs::create_dir_all(d).map_err(|e| Error::in_file(d, e))?;
-    }
-    let from = tmp.join(format!("{name}.parquet"));
-    fs::rename(&from, to).map_err(|e| Error::in_file(&from, e))
 }
 
 /// The rows of every part's table `name`, each with its task.
@@ -222,10 +210,11 @@ pub fn gather(plan_path: &Path, dir: &Path) -> Result<Gathered> {
                 }
             }
             ended += open.len() as u64;
-            write(&tmp, name, cols, &open)?;
-            place(
+            write(
                 &tmp,
-                name,
+                (name, cols),
+                &open,
+                plan.t0_ns,
                 &o.join(name)
                     .join(format!("task={k}"))
                     .join("part-1.parquet"),
@@ -234,16 +223,22 @@ pub fn gather(plan_path: &Path, dir: &Path) -> Result<Gathered> {
     }
     let containers = merge_containers(&plan, all_rows(&parts, "containers", CONTAINERS)?, end)?;
     let n = containers.len();
-    write(&tmp, "containers", CONTAINERS, &containers)?;
-    place(
+    write(
         &tmp,
-        "containers",
+        ("containers", CONTAINERS),
+        &containers,
+        plan.t0_ns,
         &o.join("containers").join("part-0.parquet"),
     )?;
     for (name, cols) in [("types", TYPES), ("values", VALUES)] {
         let rows = distinct(name, all_rows(&parts, name, cols)?)?;
-        write(&tmp, name, cols, &rows)?;
-        place(&tmp, name, &o.join(name).join("part-0.parquet"))?;
+        write(
+            &tmp,
+            (name, cols),
+            &rows,
+            plan.t0_ns,
+            &o.join(name).join("part-0.parquet"),
+        )?;
     }
     provenance(&plan, &parts, &tmp, &o, inputs)?;
     fs::remove_dir(&tmp).map_err(|e| Error::in_file(&tmp, e))?;
@@ -280,14 +275,29 @@ fn provenance(
         Field::Long(sum(5)),
         Field::Long(sum(6)),
     ];
-    write(tmp, "run", RUN, &[run])?;
-    place(tmp, "run", &o.join("run").join("part-0.parquet"))?;
+    write(
+        tmp,
+        ("run", RUN),
+        &[run],
+        plan.t0_ns,
+        &o.join("run").join("part-0.parquet"),
+    )?;
     let inputs: Vec<Vec<Field>> = inputs.into_iter().map(|(_, r)| r).collect();
-    write(tmp, "inputs", INPUTS, &inputs)?;
-    place(tmp, "inputs", &o.join("inputs").join("part-0.parquet"))?;
+    write(
+        tmp,
+        ("inputs", INPUTS),
+        &inputs,
+        plan.t0_ns,
+        &o.join("inputs").join("part-0.parquet"),
+    )?;
     let clocks = distinct("clocks", all_rows(parts, "clocks", CLOCKS)?)?;
-    write(tmp, "clocks", CLOCKS, &clocks)?;
-    place(tmp, "clocks", &o.join("clocks").join("part-0.parquet"))?;
+    write(
+        tmp,
+        ("clocks", CLOCKS),
+        &clocks,
+        plan.t0_ns,
+        &o.join("clocks").join("part-0.parquet"),
+    )?;
     // A name's machine has a key wherever a task made its row.
     let mut aliases: BTreeMap<String, Field> = BTreeMap::new();
     for (_, r) in all_rows(parts, "host_aliases", HOST_ALIASES)? {
@@ -304,11 +314,13 @@ fn provenance(
         .into_iter()
         .map(|(name, id)| vec![Field::Str(name), id])
         .collect();
-    write(tmp, "host_aliases", HOST_ALIASES, &aliases)?;
-    place(
+    let to = o.join("host_aliases").join("part-0.parquet");
+    write(
         tmp,
-        "host_aliases",
-        &o.join("host_aliases").join("part-0.parquet"),
+        ("host_aliases", HOST_ALIASES),
+        &aliases,
+        plan.t0_ns,
+        &to,
     )
 }
 

@@ -96,9 +96,17 @@ static FILES: std::sync::Mutex<Option<std::collections::HashMap<String, Vec<Path
 /// line's words: its own source's, and none for another option. A task
 /// lists, checks and reads only those.
 pub fn files_of(option: &str) -> Option<Vec<PathBuf>> {
-    let map = FILES.lock().unwrap_or_else(|e| e.into_inner());
-    map.as_ref()
+    FILES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
         .map(|m| m.get(option).cloned().unwrap_or_default())
+}
+
+/// Whether a plan's task is reading its command line: a kind's options
+/// may then come without its files (they are another task's).
+pub fn in_task() -> bool {
+    FILES.lock().unwrap_or_else(|e| e.into_inner()).is_some()
 }
 
 impl Plan {
@@ -161,12 +169,20 @@ pub fn plan(
         ));
     }
     let target = crate::output::Target::resolve(&Output::File(out.clone()))?;
-    let opened = crate::run::open(cfg, &mut kinds, None, None)?;
-    target.refuse_inputs(opened.inputs.iter().map(|(o, p)| (*o, p.as_path())))?;
+    let crate::run::Opened {
+        reg,
+        merge,
+        clocks,
+        mut marks,
+        at_open,
+        origin,
+        inputs,
+        ..
+    } = crate::run::open(cfg, &mut kinds, None, None)?;
+    target.refuse_inputs(inputs.iter().map(|(o, p)| (*o, p.as_path())))?;
     let options: Vec<&str> = kinds.iter().map(|k| k.option()).collect();
-    let mut marks = opened.marks.clone();
     marks.sort_unstable_by_key(|m| (m.kind, m.nth));
-    let sources = opened.merge.sources();
+    let sources = merge.sources();
     if marks.len() != sources.len() {
         return Err(Error::input(format!(
             "the kinds opened {} sources and asked for {}: a bug",
@@ -175,7 +191,7 @@ pub fn plan(
         )));
     }
     let mut listed = Vec::with_capacity(sources.len());
-    for (i, (s, m)) in sources.iter().zip(&marks).enumerate() {
+    for (i, (s, m)) in sources.iter().zip(marks).enumerate() {
         listed.push(TaskSource {
             source: i,
             option: options.get(m.kind).copied().unwrap_or("").to_string(),
@@ -183,7 +199,7 @@ pub fn plan(
             kind: m.kind,
             nth: m.nth,
             channels_before: m.channels,
-            files: m.files.clone(),
+            files: m.files,
         });
     }
     let tasks = pack(listed, cfg.task_mb.saturating_mul(1_000_000))?;
@@ -194,11 +210,11 @@ pub fn plan(
         base: std::env::current_dir()
             .map_err(|e| Error::input(format!("the current directory: {e}")))?,
         args,
-        t0_ns: opened.origin,
-        channels: opened.at_open.as_ref().map_or(0, |s| s.link_channels),
-        up_front: creation_order(&opened.reg),
-        registry: opened.at_open.clone().unwrap_or_default(),
-        clocks_from_messages: opened.clocks.estimates().cloned(),
+        t0_ns: origin,
+        channels: at_open.as_ref().map_or(0, |s| s.link_channels),
+        up_front: creation_order(&reg),
+        registry: at_open.unwrap_or_default(),
+        clocks_from_messages: clocks.estimates().cloned(),
         tasks,
     };
     let text = serde_json::to_vec_pretty(&plan).map_err(|e| Error::input(e.to_string()))?;
@@ -207,7 +223,7 @@ pub fn plan(
     file.commit(&target.shown())?;
     Ok(Planned {
         tasks: plan.tasks.len(),
-        inputs: opened.inputs.len(),
+        inputs: inputs.len(),
     })
 }
 

@@ -178,6 +178,22 @@ pub struct Tables {
     last_series: (i64, i64),
 }
 
+/// Every file's key-value metadata (`docs/tables.md`): the schema, the
+/// writer, the run's T0.
+pub(crate) fn file_meta(t0: i64) -> Vec<(String, String)> {
+    vec![
+        (
+            "integrador.schema_version".to_string(),
+            SCHEMA_VERSION.to_string(),
+        ),
+        (
+            "integrador.version".to_string(),
+            env!("CARGO_PKG_VERSION").to_string(),
+        ),
+        ("integrador.t0_ns".to_string(), t0.to_string()),
+    ]
+}
+
 /// What a task writes for a container alive at its end: the gather puts
 /// the whole run's end there.
 pub const ALIVE_AT_END: i64 = i64::MAX;
@@ -611,20 +627,7 @@ impl Encoder for Tables {
     }
 
     fn finish(self, end: &RunEnd, stats: &mut SinkStats) -> io::Result<u64> {
-        let meta = vec![
-            (
-                "integrador.schema_version".to_string(),
-                SCHEMA_VERSION.to_string(),
-            ),
-            (
-                "integrador.version".to_string(),
-                env!("CARGO_PKG_VERSION").to_string(),
-            ),
-            (
-                "integrador.t0_ns".to_string(),
-                end.report.origin.to_string(),
-            ),
-        ];
+        let meta = file_meta(end.report.origin);
         self.provenance(end, stats, &meta)?;
         let mut rows = 0;
         if let Some((a, b)) = self.open_at_end {
