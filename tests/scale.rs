@@ -371,3 +371,31 @@ fn clocks_from_the_messages_are_the_plans_in_every_task() {
         "sync from messages",
     );
 }
+
+#[test]
+fn a_task_whose_inputs_hold_no_event_is_a_task_like_any_other() {
+    if !have_module("duckdb", "INTEGRADOR_REQUIRE_DUCKDB") {
+        return;
+    }
+    let tmp = tempdir();
+    // One input of a run may hold no event; as a task of its own, too.
+    let empty = tmp.path().join("empty.traced");
+    std::fs::write(&empty, "# collector nodeX\n").unwrap();
+    let args: Vec<String> = vec![
+        "-ganglia".into(),
+        root()
+            .join("examples/grid/domain-a.traced")
+            .display()
+            .to_string(),
+        empty.display().to_string(),
+    ];
+    let dir = tmp.path().join("run");
+    std::fs::create_dir_all(&dir).unwrap();
+    one_machine(&args, &tmp.path().join("single"));
+    assert_eq!(spread(&args, &dir, "0"), 2);
+    same(
+        &tmp.path().join("single"),
+        &dir.join("run/dataset"),
+        "an empty input",
+    );
+}

@@ -159,6 +159,21 @@ pub fn open(
     }
     let at_open = planning.then(|| reg.snapshot());
     let merge = Merge::new(sources, &mut reg)?;
+    // A task's T0 is the whole run's: its inputs may hold no event, as
+    // one input of a run may.
+    if let Some(s) = &seed {
+        return Ok(Opened {
+            reg,
+            merge,
+            clocks,
+            marks,
+            at_open,
+            origin: s.origin,
+            inputs,
+            used,
+            streams,
+        });
+    }
     // An empty run is an error, not a trace with a T0 in 1970.
     let Some(first) = merge.peek_time() else {
         let names: Vec<String> = merge
@@ -173,10 +188,7 @@ pub fn open(
     };
     // docs/output.md: T0 is the earliest time floored to the millisecond,
     // so the data fills a viewer's axis (a whole second squashed short runs).
-    let origin = match &seed {
-        Some(s) => s.origin,
-        None => first.div_euclid(1_000_000) * 1_000_000,
-    };
+    let origin = first.div_euclid(1_000_000) * 1_000_000;
     Ok(Opened {
         reg,
         merge,
