@@ -399,3 +399,34 @@ fn a_task_whose_inputs_hold_no_event_is_a_task_like_any_other() {
         "an empty input",
     );
 }
+
+#[test]
+fn a_plan_refuses_a_pipe_before_reading_it() {
+    let tmp = tempdir();
+    let plan = tmp.path().join("plan.json");
+    let data = std::fs::read(root().join("examples/grid/domain-a.traced")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_integrador"))
+        .args([
+            "plan",
+            "-ganglia",
+            "/dev/stdin",
+            "-o",
+            plan.to_str().unwrap(),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Tasks read their inputs again: a pipe would be gone.
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = std::io::Write::write_all(&mut stdin, &data);
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("not a pipe") && e.trim().lines().count() == 1,
+        "{e}"
+    );
+    assert!(!plan.exists());
+}

@@ -95,6 +95,16 @@ pub fn open(
             inputs.iter().map(|(o, p)| (*o, p.as_path())),
         )?;
     }
+    if planning {
+        // A plan's tasks read every input again: a pipe is refused
+        // before it is read (once read, it would be gone).
+        if let Some((_, p)) = inputs.iter().find(|(_, p)| input::is_read_once(p)) {
+            return Err(Error::usage(format!(
+                "{}: a plan's tasks read their inputs again: give files, not a pipe",
+                p.display()
+            )));
+        }
+    }
     let streams = input::Scope::enter(inputs.iter().map(|(_, p)| p.as_path()));
     crate::prefetch::set_threads(cfg.threads);
     let options: Vec<&str> = kinds.iter().map(|k| k.option()).collect();

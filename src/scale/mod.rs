@@ -230,20 +230,15 @@ pub fn plan(
 /// Consecutive sources joined into tasks of at least `least` bytes of
 /// input (0: a task a source). Each task's sources are a run of the
 /// merge's order, so a task's `source` is its first's plus the place in
-/// it. Every file is read again by a task: a pipe is refused.
+/// it.
 fn pack(sources: Vec<TaskSource>, least: u64) -> Result<Vec<Task>> {
     let mut tasks: Vec<Task> = Vec::new();
     for s in sources {
         let mut bytes = 0u64;
         for f in &s.files {
-            let m = std::fs::metadata(f).map_err(|e| Error::in_file(f, e))?;
-            if !m.is_file() {
-                return Err(Error::usage(format!(
-                    "{}: a plan's tasks read their inputs again: give files, not a pipe",
-                    f.display()
-                )));
-            }
-            bytes += m.len();
+            bytes += std::fs::metadata(f)
+                .map_err(|e| Error::in_file(f, e))?
+                .len();
         }
         match tasks.last_mut() {
             Some(t) if t.bytes < least => {
