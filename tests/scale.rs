@@ -430,3 +430,49 @@ fn a_plan_refuses_a_pipe_before_reading_it() {
     );
     assert!(!plan.exists());
 }
+
+/// A task's part damaged (a file cut short, or its bytes overwritten):
+/// the gather names the file in one line and leaves no dataset, never a
+/// panic; run under 1 GiB of address space (a damaged size is not
+/// believed).
+#[test]
+fn a_damaged_part_is_an_input_error_of_the_gather() {
+    let tmp = tempdir();
+    let (_, args) = example_runs().swap_remove(0);
+    spread(&args, tmp.path(), "64");
+    let part = tmp.path().join("run/tasks/0");
+    let plan = tmp.path().join("plan.json");
+    let run = tmp.path().join("run");
+    let dataset = run.join("dataset");
+    std::fs::remove_dir_all(&dataset).unwrap();
+    for table in ["containers", "types", "inputs", "series", "states_at_end"] {
+        let path = part.join(format!("{table}.parquet"));
+        let good = std::fs::read(&path).unwrap();
+        let cut = good[..good.len() / 2].to_vec();
+        let mut flipped = good.clone();
+        for i in (8..flipped.len().saturating_sub(8)).step_by(7) {
+            flipped[i] ^= 0x5a;
+        }
+        for (how, bytes) in [("cut short", cut), ("overwritten", flipped)] {
+            std::fs::write(&path, &bytes).unwrap();
+            let o = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(r#"ulimit -v 1048576; exec "$@""#)
+                .arg("bash")
+                .arg(env!("CARGO_BIN_EXE_integrador"))
+                .args(["gather", plan.to_str().unwrap(), run.to_str().unwrap()])
+                .output()
+                .unwrap();
+            let e = stderr(&o);
+            assert!(!e.contains("panicked"), "{table} {how}: {e}");
+            assert_eq!(o.status.code(), Some(1), "{table} {how}: {e}");
+            assert!(
+                e.contains(&format!("{table}.parquet")),
+                "{table} {how}: {e}"
+            );
+            assert_eq!(e.trim().lines().count(), 1, "{table} {how}: {e}");
+            assert!(!dataset.exists(), "{table} {how}: a dataset was left");
+        }
+        std::fs::write(&path, &good).unwrap();
+    }
+}
