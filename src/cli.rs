@@ -161,6 +161,11 @@ pub struct Cli {
         help_heading = "Output"
     )]
     pub output: Option<String>,
+    /// The format of -o: paje, paraver (FILE.prv with its .pcf and .row),
+    /// otf2 (an archive directory); default: paraver for a name ending
+    /// in .prv, else paje (docs/output.md)
+    #[arg(long, value_name = "FORMAT", value_enum, help_heading = "Output")]
+    pub format: Option<crate::outputs::Format>,
     /// Also (or only) write the run as Parquet entity tables in DIR, for
     /// DuckDB and Spark (docs/tables.md); an existing DIR is replaced
     /// only if integrador wrote it
@@ -301,6 +306,8 @@ pub struct Config {
     pub hierarchy: Option<PathBuf>,
     /// The Pajé trace (none with `--tables` alone).
     pub output: Option<Output>,
+    /// The format of `output`.
+    pub format: crate::outputs::Format,
     /// The entity tables' directory.
     pub tables: Option<PathBuf>,
     /// The clocks report page.
@@ -483,6 +490,7 @@ impl Cli {
             sync_from_messages: self.sync_from_messages,
             write_sync: self.write_sync.clone(),
             hierarchy: self.hierarchy.clone(),
+            format: crate::outputs::Format::of(self.format, output.as_ref(), self.from.is_some() || self.to.is_some())?,
             output,
             tables: self.tables.clone(),
             report: self.report.clone(),

@@ -13,6 +13,8 @@ use std::path::PathBuf;
 pub fn outputs() -> Vec<Box<dyn OutputKind>> {
     vec![
         Box::new(PajeText),
+        Box::new(ParaverTrace),
+        Box::new(Otf2Archive),
         Box::new(EntityTables),
         Box::new(ClocksPage),
     ]
@@ -60,7 +62,7 @@ impl OutputKind for PajeText {
     }
 
     fn target(&self, cfg: &Config) -> Option<Output> {
-        cfg.output.clone()
+        cfg.output.clone().filter(|_| cfg.format == Format::Paje)
     }
 
     fn start(
@@ -76,6 +78,131 @@ impl OutputKind for PajeText {
         let absolute = cfg.absolute_time;
         // They reach the output in 256 KiB chunks.
         replayed(move || PajeWriter::new(out, origin, absolute), commit, cut)
+    }
+}
+
+/// What `-o` writes (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A Pajé trace (PajeNG, ViTE).
+    Paje,
+    /// A Paraver trace: FILE.prv, FILE.pcf, FILE.row (BSC's Paraver).
+    Paraver,
+    /// An OTF2 archive directory (Vampir, Score-P's tools, ViTE).
+    Otf2,
+}
+
+impl Format {
+    /// The format asked for, or the one `-o`'s name says; the formats
+    /// other than Pajé write files beside one another, never to standard
+    /// output, and a whole run (windows are Pajé's and the tables').
+    pub fn of(asked: Option<Format>, out: Option<&Output>, windowed: bool) -> crate::error::Result<Format> {
+        let named = |ext: &str| matches!(out, Some(Output::File(p)) if p.extension().is_some_and(|e| e == ext));
+        let format = asked.unwrap_or(if named("prv") { Format::Paraver } else { Format::Paje });
+        if format == Format::Paje {
+            return Ok(format);
+        }
+        let word = format!("{format:?}").to_lowercase();
+        if out == Some(&Output::Stdout) {
+            return Err(crate::error::Error::usage(format!(
+                "--format {word} writes files: give -o a name, not `-`"
+            )));
+        }
+        if windowed {
+            return Err(crate::error::Error::usage(format!(
+                "--from/--to write Pajé or tables; --format {word} writes a whole run"
+            )));
+        }
+        if format == Format::Paraver && matches!(out, Some(Output::File(_))) && !named("prv") {
+            return Err(crate::error::Error::usage(
+                "--format paraver: -o names the .prv (FILE.prv; FILE.pcf and FILE.row go beside it)",
+            ));
+        }
+        Ok(format)
+    }
+}
+
+/// The Paraver trace of `-o FILE.prv`, with its `.pcf` and `.row`
+/// (src/paraver).
+pub struct ParaverTrace;
+
+impl OutputKind for ParaverTrace {
+    fn name(&self) -> &'static str {
+        "Paraver trace"
+    }
+
+    fn target(&self, cfg: &Config) -> Option<Output> {
+        cfg.output.clone().filter(|_| cfg.format == Format::Paraver)
+    }
+
+    fn start(
+        &self,
+        cfg: &Config,
+        place: Place,
+        commit: CommitWith<Place>,
+        origin: i64,
+        cut: Cut,
+    ) -> io::Result<Box<dyn TraceSink>> {
+        use crate::paraver::{Files, Paraver};
+        let (prv, commit) = file_of(place, commit, "a Paraver trace")?;
+        let Some(Output::File(path)) = cfg.output.clone() else {
+            return Err(io::Error::other("a Paraver trace is a file"));
+        };
+        // The .pcf and .row are written and put in place as the .prv is,
+        // before it: a .prv in place always has its names beside it.
+        let sibling = |ext: &str| -> io::Result<(crate::output::Sink, String)> {
+            let p = path.with_extension(ext);
+            let t = Target::resolve(&Output::File(p)).map_err(|e| io::Error::other(e.to_string()))?;
+            let shown = t.shown();
+            Ok((t.create().map_err(|e| io::Error::other(e.to_string()))?, shown))
+        };
+        let ((pcf, pcf_shown), (row, row_shown)) = (sibling("pcf")?, sibling("row")?);
+        let scratch = crate::output::parent_dir(&path).to_path_buf();
+        let commit: CommitWith<Files<crate::output::Sink>> = Box::new(move |f: Files<_>| {
+            f.pcf.commit(&pcf_shown)?;
+            f.row.commit(&row_shown)?;
+            commit(f.prv)
+        });
+        let files = Files { prv, pcf, row };
+        replayed(move || Paraver::new(files, &scratch, origin), commit, cut)
+    }
+}
+
+/// The OTF2 archive of `--format otf2 -o DIR` (src/otf2): `DIR/traces.otf2`.
+pub struct Otf2Archive;
+
+/// The file that marks an OTF2 archive directory as ours.
+pub const OTF2_MARKER: &str = "integrador-otf2.txt";
+
+impl OutputKind for Otf2Archive {
+    fn name(&self) -> &'static str {
+        "OTF2 archive"
+    }
+
+    fn target(&self, cfg: &Config) -> Option<Output> {
+        cfg.output.clone().filter(|_| cfg.format == Format::Otf2)
+    }
+
+    fn directory(&self) -> Option<&'static str> {
+        Some(OTF2_MARKER)
+    }
+
+    fn start(
+        &self,
+        _cfg: &Config,
+        place: Place,
+        commit: CommitWith<Place>,
+        origin: i64,
+        cut: Cut,
+    ) -> io::Result<Box<dyn TraceSink>> {
+        let Place::Dir(out) = place else {
+            return Err(io::Error::other("an OTF2 archive is a directory"));
+        };
+        // Before any input is read on: a machine without libotf2 fails now.
+        crate::otf2::ffi::lib().map_err(io::Error::other)?;
+        let dir = out.dir().to_path_buf();
+        let commit: CommitWith<()> = Box::new(move |()| commit(Place::Dir(out)));
+        replayed(move || crate::otf2::Otf2::create(&dir, origin), commit, cut)
     }
 }
 
@@ -188,6 +315,8 @@ impl Outputs {
         // A file written inside a directory output would go with the
         // directory it lies in when that one is put in place.
         let trace = match &cfg.output {
+            // The archive is -o's directory itself.
+            Some(Output::File(_)) if cfg.format == Format::Otf2 => None,
             Some(Output::File(f)) => Some(("-o", f)),
             _ => None,
         };

@@ -16,6 +16,7 @@
 //! `convert::kinds()`. Nothing here names a format: an encoder depends on
 //! this module, never the other way (`tests/architecture.rs`).
 
+pub mod actors;
 pub mod catalogue;
 pub mod drive;
 pub mod encoder;

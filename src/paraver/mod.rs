@@ -1,0 +1,363 @@
+//! The run as a Paraver trace (BSC): `.prv` records, the `.pcf` that
+//! names their states and event types, the `.row` that names nodes,
+//! tasks and threads (`docs/output.md`, "Paraver").
+//!
+//! Paraver draws programs: every container that carries data is a thread
+//! of the process model ([`crate::sink::actors`]), on the CPU of its node
+//! (one CPU a node). Each state row is an event type whose value is the
+//! state pushed, 0 when one is popped (Paraver's "stacked value"); a
+//! thread's first state row is also its Paraver state, the deepest
+//! level. Point events are event types with a value per name, variables
+//! event types whose value is the variable's in thousandths (Paraver's
+//! values are integers), messages communication records.
+//!
+//! The header says the end time and every object, known only at the end:
+//! the records go to a temporary file first and follow the header into
+//! the output when the run is over. They are written as each completes
+//! (a state when it ends, a message when both its halves are met);
+//! Paraver sorts a `.prv` as it loads it.
+
+mod names;
+
+use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
+use crate::registry::TypeKind;
+use crate::sink::actors::{Actor, Actors};
+use crate::sink::replay::Ordinals;
+use crate::sink::{Book, Catalogue, Encoder, RunEnd, SinkStats, Span};
+use names::Names;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, Write};
+
+/// Paraver's values are integers: a variable's is written in
+/// thousandths, and its event type says so.
+pub const SCALE: f64 = 1000.0;
+
+/// The first event type number: clear of the ranges Extrae uses (tens of
+/// millions), so a trace of both can be read together.
+pub const FIRST_TYPE: u32 = 1000;
+
+/// The three files' writers, before they are put in place.
+pub struct Files<W> {
+    /// The `.prv`.
+    pub prv: W,
+    /// The `.pcf`.
+    pub pcf: W,
+    /// The `.row`.
+    pub row: W,
+}
+
+/// One state row's stack, and for a thread's Paraver state the start of
+/// the level on top.
+#[derive(Default)]
+struct Row {
+    stack: Vec<ValueId>,
+    /// Whether it is its container's Paraver state.
+    shown: bool,
+    since: i64,
+}
+
+/// The encoder.
+pub struct Paraver<W: Write> {
+    files: Files<W>,
+    body: BufWriter<File>,
+    origin: i64,
+    actors: Actors,
+    rows: HashMap<(ContainerId, TypeId), Row>,
+    /// Containers whose Paraver state row is chosen.
+    shown: HashMap<ContainerId, TypeId>,
+    names: Names,
+    /// Event types used, in first-use order.
+    used: Ordinals,
+    last: i64,
+    records: u64,
+    line: Vec<u8>,
+}
+
+impl<W: Write> Paraver<W> {
+    /// An encoder writing `files`, its records first in a temporary file
+    /// in `scratch`, times from `origin` (T0).
+    pub fn new(files: Files<W>, scratch: &std::path::Path, origin: i64) -> io::Result<Self> {
+        Ok(Paraver {
+            files,
+            body: BufWriter::with_capacity(256 << 10, tempfile::tempfile_in(scratch)?),
+            origin,
+            actors: Actors::default(),
+            rows: HashMap::new(),
+            shown: HashMap::new(),
+            names: Names::default(),
+            used: Ordinals::default(),
+            last: origin,
+            records: 0,
+            line: Vec::with_capacity(128),
+        })
+    }
+
+    fn actor<C: Catalogue + ?Sized>(&mut self, cat: &C, c: ContainerId) -> Option<Actor> {
+        let a = self.actors.of(cat, c)?;
+        self.names.learn(cat, &self.actors, a);
+        Some(a)
+    }
+
+    /// The start of a record: `kind:cpu:appl:task:thread:`.
+    fn head(&mut self, kind: u8, a: Actor) {
+        let l = &mut self.line;
+        l.clear();
+        l.push(kind);
+        for n in [a.node, a.app, a.task, a.thread] {
+            l.push(b':');
+            l.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+        }
+    }
+
+    fn num(&mut self, n: i64) {
+        self.line.push(b':');
+        self.line
+            .extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    }
+
+    fn put(&mut self) -> io::Result<()> {
+        self.line.push(b'\n');
+        self.records += 1;
+        self.body.write_all(&self.line)
+    }
+
+    fn rel(&self, t: i64) -> i64 {
+        t - self.origin
+    }
+
+    /// An event type, numbered and named on first use.
+    fn ty<C: Catalogue + ?Sized>(&mut self, cat: &C, ty: TypeId) -> i64 {
+        if self.used.mark(ty.0) {
+            self.names.event_type(cat, ty);
+        }
+        FIRST_TYPE as i64 + self.used.get(ty.0) as i64
+    }
+
+    /// A change of a state row at `t`: the event record (`pops` zeros,
+    /// then the value pushed), and the Paraver state's record of the
+    /// level that was on top.
+    fn state<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        book: &Book,
+        (c, ty): (ContainerId, TypeId),
+        change: Change,
+        t: i64,
+    ) -> io::Result<()> {
+        let Some(a) = self.actor(cat, c) else {
+            return Ok(());
+        };
+        let code = self.ty(cat, ty);
+        let shown = *self.shown.entry(c).or_insert(ty) == ty;
+        let row = self.rows.entry((c, ty)).or_default();
+        row.shown = shown;
+        let before = row.stack.last().copied();
+        let since = row.since;
+        let pops = match change {
+            Change::Set(_) | Change::End => std::mem::take(&mut row.stack).len(),
+            Change::Pop => row.stack.pop().map_or(0, |_| 1),
+            Change::Push(_) => 0,
+        };
+        if let Change::Set(v) | Change::Push(v) = change {
+            row.stack.push(v);
+        }
+        if row.stack.last().copied() != before {
+            row.since = t;
+        }
+        let after = row.stack.last().copied();
+        if row.stack.is_empty() {
+            self.rows.remove(&(c, ty));
+        }
+        self.head(b'2', a);
+        self.num(self.rel(t));
+        for _ in 0..pops {
+            self.num(code);
+            self.num(0);
+        }
+        if let Change::Set(v) | Change::Push(v) = change {
+            self.names.state_value(cat, v, book);
+            self.num(code);
+            self.num(book.value(v) as i64 + 1);
+        }
+        if pops > 0 || after.is_some() {
+            self.put()?;
+        }
+        match before {
+            Some(v) if shown && after != before && since < t => {
+                self.head(b'1', a);
+                self.num(self.rel(since));
+                self.num(self.rel(t));
+                self.num(book.value(v) as i64 + 1);
+                self.put()
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What a state row's stack does.
+#[derive(Clone, Copy)]
+enum Change {
+    Set(ValueId),
+    Push(ValueId),
+    Pop,
+    /// Its container ends: every level closes.
+    End,
+}
+
+impl<W: Write> Encoder for Paraver<W> {
+    // Messages are written whole, from both halves.
+    const INTERVALS: bool = true;
+
+    fn declare_value<C: Catalogue + ?Sized>(
+        &mut self,
+        _: &C,
+        _: &Book,
+        v: ValueId,
+        color: Option<&str>,
+    ) -> io::Result<()> {
+        if let Some(c) = color {
+            self.names.colors.insert(v.0, c.to_string());
+        }
+        Ok(())
+    }
+
+    fn event<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        book: &Book,
+        ev: &Event,
+        _state: bool,
+    ) -> io::Result<()> {
+        let t = ev.time;
+        self.last = self.last.max(t);
+        match ev.op {
+            Op::SetState {
+                container,
+                ty,
+                value,
+            } => self.state(cat, book, (container, ty), Change::Set(value), t),
+            Op::PushState {
+                container,
+                ty,
+                value,
+            } => self.state(cat, book, (container, ty), Change::Push(value), t),
+            Op::PopState { container, ty } => {
+                self.state(cat, book, (container, ty), Change::Pop, t)
+            }
+            // The replay hands a stack-ruled format pops and pushes.
+            Op::EndState { .. } => Ok(()),
+            Op::NewEvent {
+                container,
+                ty,
+                value,
+            } => {
+                let Some(a) = self.actor(cat, container) else {
+                    return Ok(());
+                };
+                let code = self.ty(cat, ty);
+                self.names.event_value(cat, ty, value, book);
+                self.head(b'2', a);
+                self.num(self.rel(t));
+                self.num(code);
+                self.num(book.named.get(value.0) as i64 + 1);
+                self.put()
+            }
+            Op::SetVariable {
+                container,
+                ty,
+                value,
+            } => {
+                let Some(a) = self.actor(cat, container) else {
+                    return Ok(());
+                };
+                let code = self.ty(cat, ty);
+                self.head(b'2', a);
+                self.num(self.rel(t));
+                self.num(code);
+                // `as` saturates: a value past ±9.2e15 is written at the
+                // bound.
+                self.num((value * SCALE).round() as i64);
+                self.put()
+            }
+            Op::StartLink { from: c, .. } | Op::EndLink { to: c, .. } => {
+                self.actor(cat, c);
+                Ok(())
+            }
+        }
+    }
+
+    fn span<C: Catalogue + ?Sized>(&mut self, cat: &C, _: &Book, s: &Span) -> io::Result<()> {
+        let Span::Link {
+            from,
+            to,
+            start,
+            end,
+            size,
+            tag,
+            ..
+        } = *s
+        else {
+            return Ok(());
+        };
+        let (Some(a), Some(b)) = (self.actor(cat, from), self.actor(cat, to)) else {
+            return Ok(());
+        };
+        let (start, end) = (self.rel(start), self.rel(end));
+        self.head(b'3', a);
+        self.num(start);
+        self.num(start);
+        for n in [b.node, b.app, b.task, b.thread] {
+            self.num(n as i64);
+        }
+        self.num(end);
+        self.num(end);
+        self.num(size.max(0));
+        self.num(tag.max(0));
+        self.put()
+    }
+
+    fn destroy<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        book: &Book,
+        c: ContainerId,
+        time: i64,
+    ) -> io::Result<()> {
+        self.last = self.last.max(time);
+        let mut open: Vec<TypeId> = (self.rows.keys())
+            .filter(|(x, _)| *x == c)
+            .map(|&(_, ty)| ty)
+            .collect();
+        // The same bytes every run: rows close in type order.
+        open.sort_unstable_by_key(|t| t.0);
+        for ty in open {
+            self.state(cat, book, (c, ty), Change::End, time)?;
+        }
+        Ok(())
+    }
+
+    type Out = Files<W>;
+
+    fn finish(mut self, _end: &RunEnd, stats: &mut SinkStats) -> io::Result<Files<W>> {
+        let ftime = self.rel(self.last).max(0);
+        let header = self.names.header(&self.actors, self.origin, ftime);
+        self.files.prv.write_all(header.as_bytes())?;
+        let mut body = self.body.into_inner().map_err(|e| e.into_error())?;
+        body.rewind()?;
+        io::copy(&mut body, &mut self.files.prv)?;
+        self.files.prv.flush()?;
+        self.names.write_pcf(&mut self.files.pcf)?;
+        self.files.pcf.flush()?;
+        self.names.write_row(&self.actors, &mut self.files.row)?;
+        self.files.row.flush()?;
+        stats.records = self.records;
+        Ok(self.files)
+    }
+}
+
+/// Whether a type is a state type (its event type lists "End" as 0).
+fn is_state<C: Catalogue + ?Sized>(cat: &C, ty: TypeId) -> bool {
+    matches!(cat.type_def(ty).kind, TypeKind::State)
+}

@@ -1,0 +1,269 @@
+"""The same run read back from its Paraver trace and its OTF2 archive
+equals pj_dump's reading of its Pajé trace (tests/viewers.rs).
+
+    viewers_same.py DUMP [--prv FILE.prv] [--otf2 ANCHOR] [--profile PROFILE]
+
+DUMP is `pj_dump` of the Pajé trace. Every form is brought to the same
+rows, per container name:
+  S  state type, value, depth, start, end   (a push to its pop)
+  E  event type, value, time
+  V  variable, value, start                 (each value set)
+  LS from, to, start / LE from, to, end     (each message's two ends)
+Times are seconds from T0 printed as pj_dump prints them (%f).
+
+--profile is paramedir's state profile of the .prv (time per Paraver state
+and thread): each thread's row must be the time on top of the stack of
+one of its container's state rows, from pj_dump's intervals.
+
+Exit 0 when every form given is the same; else the first differences.
+"""
+import re
+import sys
+from collections import Counter, defaultdict
+
+
+def name_of(path):
+    return path.rsplit("/", 1)[-1]
+
+
+def secs(ns):
+    return "%f" % (ns / 1e9)
+
+
+def from_dump(path):
+    rows = Counter()
+    states = defaultdict(list)
+    for line in open(path, encoding="utf-8", errors="replace"):
+        f = [x.strip() for x in line.rstrip("\n").split(",")]
+        kind = f[0]
+        if kind == "State":
+            c, ty, start, end, depth, value = f[1], f[2], f[3], f[4], f[6], ", ".join(f[7:])
+            rows[("S", name_of(c), ty, value, int(float(depth)), start, end)] += 1
+            states[(name_of(c), ty)].append((float(start), float(end), int(float(depth)), value))
+        elif kind == "Event":
+            rows[("E", name_of(f[1]), f[2], ", ".join(f[4:]), f[3])] += 1
+        elif kind == "Variable":
+            rows[("V", name_of(f[1]), f[2], float(f[6]), f[3])] += 1
+        elif kind == "Link":
+            src, dst = name_of(f[7]), name_of(f[8])
+            rows[("LS", src, dst, f[3])] += 1
+            rows[("LE", src, dst, f[4])] += 1
+    return rows, states
+
+
+def read_pcf(path):
+    """Event types (code -> label, values) and states of a .pcf."""
+    types, states, section, cur = {}, {}, None, None
+    for line in open(path, encoding="utf-8"):
+        line = line.rstrip("\n")
+        if line in ("STATES", "STATES_COLOR", "EVENT_TYPE", "VALUES", "DEFAULT_OPTIONS", "DEFAULT_SEMANTIC"):
+            section = line
+            if line == "EVENT_TYPE":
+                cur = None
+            continue
+        if not line.strip():
+            continue
+        if section == "STATES":
+            n, name = line.split(None, 1)
+            states[int(n)] = name
+        elif section == "EVENT_TYPE":
+            _, code, label = line.split(None, 2)
+            cur = int(code)
+            types[cur] = (label, {})
+        elif section == "VALUES":
+            n, name = line.split(None, 1)
+            types[cur][1][int(n)] = name
+    return types, states
+
+
+def read_row(path):
+    levels, cur = {}, None
+    for line in open(path, encoding="utf-8"):
+        line = line.rstrip("\n")
+        if line.startswith("LEVEL "):
+            cur = line.split()[1]
+            levels[cur] = []
+        elif line and cur:
+            levels[cur].append(line)
+    return levels
+
+
+def from_prv(prv):
+    base = prv[: -len(".prv")]
+    types, _ = read_pcf(base + ".pcf")
+    threads = read_row(base + ".row")["THREAD"]
+    lines = open(prv, encoding="utf-8")
+    header = next(lines).rstrip("\n")
+    # Threads are numbered by application, task, thread, in that order.
+    rest = header.split("):", 1)[1]
+    # ftime:nodes(cpus):nAppl:app:app..., an app being nTasks(threads:node,...)
+    apps = re.findall(r"(\d+)\(([^)]*)\)", rest.split(":", 3)[3])
+    glob, n = {}, 0
+    for a, (_, app) in enumerate(apps, 1):
+        tasks = app.split(",")
+        for t, task in enumerate(tasks, 1):
+            for th in range(1, int(task.split(":")[0]) + 1):
+                glob[(a, t, th)] = name_of(threads[n])
+                n += 1
+    rows, stacks = Counter(), defaultdict(list)
+    for line in lines:
+        f = line.rstrip("\n").split(":")
+        who = glob[(int(f[2]), int(f[3]), int(f[4]))]
+        if f[0] == "2":
+            t = int(f[5])
+            for i in range(6, len(f), 2):
+                label, values = types[int(f[i])]
+                v = int(f[i + 1])
+                if " (x1000" in label:
+                    rows[("V", who, label.split(" (x1000")[0], v, secs(t))] += 1
+                elif values.get(0) == "End":
+                    st = stacks[(who, label)]
+                    if v == 0:
+                        value, start = st.pop()
+                        rows[("S", who, label, value, len(st), secs(start), secs(t))] += 1
+                    else:
+                        st.append((values[v], t))
+                else:
+                    rows[("E", who, label, values[v], secs(t))] += 1
+        elif f[0] == "3":
+            dst = glob[(int(f[8]), int(f[9]), int(f[10]))]
+            rows[("LS", who, dst, secs(int(f[5])))] += 1
+            rows[("LE", who, dst, secs(int(f[11])))] += 1
+    return rows
+
+
+def from_otf2(anchor):
+    import otf2
+
+    rows, stacks = Counter(), defaultdict(list)
+    with otf2.reader.open(anchor) as trace:
+        offset = trace.definitions.clock_properties.global_offset
+        rel = lambda t: secs(t - offset)
+        for loc, ev in trace.events:
+            path = loc.name
+            if isinstance(ev, (otf2.events.Enter, otf2.events.Leave)):
+                ty = ev.region.description
+                if path.endswith(" (%s)" % ty):
+                    path = path[: -len(ty) - 3]
+                st = stacks[(loc.name, ty)]
+                if isinstance(ev, otf2.events.Enter):
+                    st.append((ev.region.name, ev.time))
+                else:
+                    value, start = st.pop()
+                    rows[("S", name_of(path), ty, value, len(st), rel(start), rel(ev.time))] += 1
+            elif isinstance(ev, otf2.events.Metric):
+                member = ev.metric.members[0]
+                rows[("V", name_of(path), member.name, ev.values[0], rel(ev.time))] += 1
+            elif isinstance(ev, otf2.events.ParameterString):
+                rows[("E", name_of(path), ev.parameter.name, str(ev.string), rel(ev.time))] += 1
+            elif isinstance(ev, otf2.events.MpiSend):
+                dst = ev.communicator.group.members[ev.receiver].name
+                rows[("LS", name_of(path), name_of(dst), rel(ev.time))] += 1
+            elif isinstance(ev, otf2.events.MpiRecv):
+                src = ev.communicator.group.members[ev.sender].name
+                rows[("LE", name_of(src), name_of(path), rel(ev.time))] += 1
+    return rows
+
+
+def same(what, want, got, value_close):
+    """Equal multisets; a variable's value compared by `value_close`."""
+    def key(r):
+        return r[:3] + r[4:] if r[0] == "V" else r
+
+    vw, vg = defaultdict(list), defaultdict(list)
+    for rows, by in ((want, vw), (got, vg)):
+        for r, n in rows.items():
+            if r[0] == "V":
+                by[key(r)].extend([r[3]] * n)
+    bad = []
+    for k in set(vw) | set(vg):
+        a, b = sorted(vw[k]), sorted(vg[k])
+        if len(a) != len(b) or not all(value_close(x, y) for x, y in zip(a, b)):
+            bad.append("variable %s: pj_dump %s, %s %s" % (k, a[:5], what, b[:5]))
+    rest_w = Counter({r: n for r, n in want.items() if r[0] != "V"})
+    rest_g = Counter({r: n for r, n in got.items() if r[0] != "V"})
+    for r in list((rest_w - rest_g).elements())[:10]:
+        bad.append("only in pj_dump: %s" % (r,))
+    for r in list((rest_g - rest_w).elements())[:10]:
+        bad.append("only in the %s: %s" % (what, r))
+    if bad:
+        print("%s differs from pj_dump:" % what)
+        for b in bad[:20]:
+            print("  " + b)
+        return False
+    kinds = Counter(r[0] for r in got.elements())
+    print("%s: same as pj_dump (%s)" % (what, ", ".join("%s %d" % kv for kv in sorted(kinds.items()))))
+    return True
+
+
+def top_times(intervals):
+    """Seconds on top of the stack, per value, of one state row."""
+    marks = []
+    for start, end, depth, value in intervals:
+        marks.append((start, 1, depth, value))
+        marks.append((end, 0, depth, value))
+    marks.sort()
+    open_at, out, last = {}, Counter(), None
+    for t, kind, depth, value in marks:
+        if last is not None and open_at and t > last:
+            out[open_at[max(open_at)]] += t - last
+        last = t
+        if kind:
+            open_at[depth] = value
+        elif open_at.get(depth) == value:
+            del open_at[depth]
+    return out
+
+
+def profile_same(path, states):
+    lines = [l.rstrip("\n").split("\t") for l in open(path, encoding="utf-8")]
+    head = lines[0]
+    rows = {}
+    for f in lines[1:]:
+        if not f or not f[0] or f[0] == "":
+            break
+        got = Counter()
+        for col, cell in zip(head[1:], f[1:]):
+            if col and cell and float(cell) > 0:
+                got[col] += float(cell) / 1e9
+        rows[name_of(f[0])] = got
+    bad = []
+    for who, got in rows.items():
+        if not got:
+            continue
+        options = [top_times(iv) for (c, _), iv in states.items() if c == who]
+        close = lambda a, b: set(a) == set(b) and all(abs(a[k] - b[k]) < 1e-6 * (1 + len(states)) + 1e-3 * 0 + 2e-6 * 50 for k in a)
+        if not any(close(got, o) for o in options):
+            bad.append("%s: paramedir %s, pj_dump's rows %s" % (who, dict(got), [dict(o) for o in options]))
+    if bad:
+        print("paramedir's state profile differs:")
+        for b in bad[:10]:
+            print("  " + b)
+        return False
+    print("paramedir's state profile: %d threads, each the time on top of one of its rows" % len(rows))
+    return True
+
+
+def close(dumped, value, quantum):
+    """pj_dump keeps a variable in single precision (24 bits: 6e-8 of
+    the value) and prints it with %f; the Paraver trace keeps thousandths."""
+    return abs(dumped - value) <= 1.2e-7 * abs(value) + quantum
+
+
+def main():
+    args = sys.argv[1:]
+    dump = args.pop(0)
+    want, states = from_dump(dump)
+    ok = True
+    while args:
+        opt, path = args.pop(0), args.pop(0)
+        if opt == "--prv":
+            ok &= same("Paraver trace", want, from_prv(path), lambda a, b: close(a, b / 1000, 0.0006))
+        elif opt == "--otf2":
+            ok &= same("OTF2 archive", want, from_otf2(path), lambda a, b: close(a, b, 1e-6))
+        elif opt == "--profile":
+            ok &= profile_same(path, states)
+    sys.exit(0 if ok else 1)
+
+
+main()
