@@ -93,7 +93,7 @@ impl Defs {
                 g
             }
         };
-        let mut name = Actors::path(cat, c);
+        let mut name = cat.container(c).name.to_string();
         if let Some(ty) = ty {
             name = format!("{name} ({})", cat.type_def(ty).name);
         }
@@ -187,7 +187,7 @@ impl Defs {
             if !self.ranks.is_empty() {
                 let n = self.ranks.len() as u32;
                 let none = ffi::UNDEFINED_U32;
-                let (p, f) = (ffi::PARADIGM_UNKNOWN, ffi::GROUP_FLAG_NONE);
+                let (p, f) = (ffi::PARADIGM_MPI, ffi::GROUP_FLAG_NONE);
                 lib.check((lib.group)(w, 0, comm_name, ffi::GROUP_COMM_LOCATIONS, p, f, n, self.ranks.as_ptr()), "group")?;
                 let members: Vec<u64> = (0..n as u64).collect();
                 lib.check((lib.group)(w, 1, comm_name, ffi::GROUP_COMM_GROUP, p, f, n, members.as_ptr()), "group")?;
