@@ -111,9 +111,14 @@ def from_prv(prv):
             for th in range(1, int(task.split(":")[0]) + 1):
                 glob[(a, t, th)] = name_of(threads[n])
                 n += 1
-    rows, stacks = Counter(), defaultdict(list)
-    for line in lines:
+    rows, stacks, last = Counter(), defaultdict(list), 0
+    for number, line in enumerate(lines, 2):
         f = line.rstrip("\n").split(":")
+        # A .prv's records are sorted by time (a state's begin, a
+        # message's logical send).
+        if int(f[5]) < last:
+            raise SystemExit("%s:%d: a record at %s after one at %d" % (prv, number, f[5], last))
+        last = int(f[5])
         thread = (int(f[2]), int(f[3]), int(f[4]))
         who = glob[thread]
         if f[0] == "2":

@@ -12,12 +12,11 @@
 //! values are integers), messages communication records.
 //!
 //! The header says the end time and every object, known only at the end:
-//! the records go to a temporary file first and follow the header into
-//! the output when the run is over. They are written as each completes
-//! (a state when it ends, a message when both its halves are met);
-//! Paraver sorts a `.prv` as it loads it.
+//! the records wait (sorted by time, as a `.prv` has them: [`sort`]) and
+//! follow the header into the output when the run is over.
 
 mod names;
+mod sort;
 
 use crate::model::{ContainerId, Event, Op, TypeId, ValueId};
 use crate::registry::TypeKind;
@@ -26,8 +25,7 @@ use crate::sink::replay::Ordinals;
 use crate::sink::{Book, Catalogue, Encoder, RunEnd, SinkStats, Span};
 use names::Names;
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, BufWriter, Seek, Write};
+use std::io::{self, Write};
 
 /// Paraver's values are integers: a variable's is written in
 /// thousandths, and its event type says so.
@@ -60,7 +58,7 @@ struct Row {
 /// The encoder.
 pub struct Paraver<W: Write> {
     files: Files<W>,
-    body: BufWriter<File>,
+    body: sort::Sorter,
     origin: i64,
     actors: Actors,
     rows: HashMap<(ContainerId, TypeId), Row>,
@@ -80,7 +78,7 @@ impl<W: Write> Paraver<W> {
     pub fn new(files: Files<W>, scratch: &std::path::Path, origin: i64) -> io::Result<Self> {
         Ok(Paraver {
             files,
-            body: BufWriter::with_capacity(256 << 10, tempfile::tempfile_in(scratch)?),
+            body: sort::Sorter::new(scratch.to_path_buf(), sort::CHUNK),
             origin,
             actors: Actors::default(),
             rows: HashMap::new(),
@@ -116,10 +114,12 @@ impl<W: Write> Paraver<W> {
             .extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     }
 
-    fn put(&mut self) -> io::Result<()> {
+    /// The record built, which happens at `at` (its sort key: the time
+    /// it is written with, as the merge of spilled chunks reads it back).
+    fn put(&mut self, at: i64) -> io::Result<()> {
         self.line.push(b'\n');
         self.records += 1;
-        self.body.write_all(&self.line)
+        self.body.push(self.rel(at), &self.line)
     }
 
     fn rel(&self, t: i64) -> i64 {
@@ -181,7 +181,7 @@ impl<W: Write> Paraver<W> {
             self.num(book.value(v) as i64 + 1);
         }
         if pops > 0 || after.is_some() {
-            self.put()?;
+            self.put(t)?;
         }
         match before {
             Some(v) if shown && after != before && since < t => {
@@ -189,7 +189,7 @@ impl<W: Write> Paraver<W> {
                 self.num(self.rel(since));
                 self.num(self.rel(t));
                 self.num(book.value(v) as i64 + 1);
-                self.put()
+                self.put(since)
             }
             _ => Ok(()),
         }
@@ -262,7 +262,7 @@ impl<W: Write> Encoder for Paraver<W> {
                 self.num(self.rel(t));
                 self.num(code);
                 self.num(book.named.get(value.0) as i64 + 1);
-                self.put()
+                self.put(t)
             }
             Op::SetVariable {
                 container,
@@ -279,7 +279,7 @@ impl<W: Write> Encoder for Paraver<W> {
                 // `as` saturates: a value past ±9.2e15 is written at the
                 // bound.
                 self.num((value * SCALE).round() as i64);
-                self.put()
+                self.put(t)
             }
             Op::StartLink { from: c, .. } | Op::EndLink { to: c, .. } => {
                 self.actor(cat, c);
@@ -304,6 +304,7 @@ impl<W: Write> Encoder for Paraver<W> {
         let (Some(a), Some(b)) = (self.actor(cat, from), self.actor(cat, to)) else {
             return Ok(());
         };
+        let at = start;
         let (start, end) = (self.rel(start), self.rel(end));
         self.head(b'3', a);
         self.num(start);
@@ -315,7 +316,7 @@ impl<W: Write> Encoder for Paraver<W> {
         self.num(end);
         self.num(size.max(0));
         self.num(tag.max(0));
-        self.put()
+        self.put(at)
     }
 
     fn destroy<C: Catalogue + ?Sized>(
@@ -344,10 +345,10 @@ impl<W: Write> Encoder for Paraver<W> {
         let ftime = self.rel(self.last).max(0);
         let header = self.names.header(&self.actors, self.origin, ftime);
         self.files.prv.write_all(header.as_bytes())?;
-        let mut body = self.body.into_inner().map_err(|e| e.into_error())?;
-        body.rewind()?;
-        io::copy(&mut body, &mut self.files.prv)?;
-        self.files.prv.flush()?;
+        let mut prv = io::BufWriter::with_capacity(256 << 10, &mut self.files.prv);
+        self.body.finish(&mut prv)?;
+        prv.flush()?;
+        drop(prv);
         self.names.write_pcf(&mut self.files.pcf)?;
         self.files.pcf.flush()?;
         self.names.write_row(&self.actors, &mut self.files.row)?;
