@@ -8,7 +8,8 @@
 # `aky_converter` on the akypuera run (found in PATH or as $AKY_CONVERTER:
 # build it from its public source in a temporary directory, never in
 # this repository). Prints events/s, MB/s, peak RSS, CPU over wall and
-# the ratios. Not a
+# the ratios; then the same run as a Paraver trace and as an OTF2
+# archive (time over the Pajé trace's, RSS, size). Not a
 # test: figures, on this machine.
 #
 #   benches/all.sh [SCALE] [DIR] [ROUNDS] [FORMAT]
@@ -135,9 +136,24 @@ round() { # $1 = format, then integrador's arguments
         sv=$(awk -v ns=$((end - start)) 'BEGIN {printf "%.4f", ns / 1e9}')
         rm -f "$dir/dump.csv" "$dir/dump.parquet"
     fi
+    # The other viewer families (docs/output.md): the Paraver trace
+    # (.prv, .pcf, .row) and the OTF2 archive, each alone, as the Pajé
+    # trace to a file.
+    local vsecs vrss vbytes osecs=- orss=- obytes=-
+    read -r vsecs vrss _ < <(timed "$bin" "$@" -o "$dir/out.prv")
+    vbytes=$(cat "$dir/out.prv" "$dir/out.pcf" "$dir/out.row" | wc -c)
+    rm -f "$dir/out.prv" "$dir/out.pcf" "$dir/out.row"
+    if "$bin" --format otf2 -q -o "$dir/probe.otf2" -ganglia /dev/null 2>&1 | grep -q libotf2; then
+        :
+    else
+        read -r osecs orss _ < <(timed "$bin" "$@" --format otf2 -o "$dir/out.otf2")
+        obytes=$(du -sb "$dir/out.otf2" | cut -f1)
+        rm -rf "$dir/out.otf2"
+    fi
+    rm -rf "$dir/probe.otf2"
     local pbytes
     pbytes=$(stat -c %s "$dir/out.paje")
-    echo "$secs $nsecs $((rss > nrss ? rss : nrss)) $ncpu $events $pj $ak $pm $tsecs $trss $both $brss $tbytes $sbytes $srows $sv $pbytes" >> "$rounds"
+    echo "$secs $nsecs $((rss > nrss ? rss : nrss)) $ncpu $events $pj $ak $pm $tsecs $trss $both $brss $tbytes $sbytes $srows $sv $pbytes $vsecs $vrss $vbytes $osecs $orss $obytes" >> "$rounds"
     rm -f "$dir/out.paje"
 }
 
@@ -197,6 +213,18 @@ tbytes, sbytes, srows, pbytes = int(rows[0][12]), int(rows[0][13]), int(rows[0][
 per_row = f"{sbytes/srows:.1f} B a state row" if srows else "no state rows"
 sv = [float(r[15]) / float(r[8]) for r in rows if r[15] != "-"]
 starvz = f"StarVZ path {med(sv):.1f}x our time" if sv else "StarVZ path not run (pj_dump or duckdb missing)"
+# Paraver and OTF2: time over the Pajé trace's (both to a file), RSS,
+# size.
+v = [float(r[17]) / float(r[0]) for r in rows]
+vrss, vbytes = max(int(r[18]) for r in rows), int(rows[0][19])
+line = f"  paraver {med(float(r[17]) for r in rows):8.3f} s ({med(v):.2f}x the Pajé trace's time), RSS {vrss/1024:.1f} MiB, {vbytes/1e6:.1f} MB"
+if rows[0][20] != "-":
+    o = [float(r[20]) / float(r[0]) for r in rows]
+    orss, obytes = max(int(r[21]) for r in rows), int(rows[0][22])
+    line += f"; otf2 {med(float(r[20]) for r in rows):.3f} s ({med(o):.2f}x), RSS {orss/1024:.1f} MiB, {obytes/1e6:.1f} MB"
+else:
+    line += "; otf2 not run (no libotf2)"
+print(line)
 print(f"  tables  {t:8.3f} s alone ({events/t/1e6:.2f} M ev/s, {s/t:.2f}x the trace's), both {b:.2f}x the trace's time, RSS {trss/1024:.1f} MiB, {tbytes/1e6:.1f} MB against {pbytes/1e6:.1f} MB of Pajé, {per_row}; {starvz}")
 PY
 }

@@ -66,6 +66,13 @@ Examples (from the top of a checkout; they use the shipped examples/):
     -ganglia examples/grid/domain-a.traced examples/grid/domain-b.traced \\
     -o grid.paje --tables grid.tables
 
+  # The same run for Paraver (pingpong.prv, .pcf, .row) and for OTF2
+  # tools (pingpong.otf2/traces.otf2; needs libotf2)
+  integrador -mpi examples/pingpong-localhost/mpi_pingpong.clog2 \\
+    -mpinodes examples/pingpong-localhost/mpi.nodes -o pingpong.prv
+  integrador -mpi examples/pingpong-localhost/mpi_pingpong.clog2 \\
+    -mpinodes examples/pingpong-localhost/mpi.nodes --format otf2 -o pingpong.otf2
+
   # A page that draws every host's clock correction (opens from disk)
   integrador -hierarchy hierarchies/grid.toml -sync examples/grid/timesync \\
     -ganglia examples/grid/domain-a.traced examples/grid/domain-b.traced \\
@@ -92,7 +99,7 @@ Examples (from the top of a checkout; they use the shipped examples/):
 
 Exit status: 0 complete output, 1 input or output problem (no output file
 is left), 2 usage problem (unknown or missing option, bad option value).
-Formats: docs/formats.md; the trace: docs/output.md; the tables:
+Formats: docs/formats.md; the trace (Pajé, Paraver, OTF2): docs/output.md; the tables:
 docs/tables.md; windows: docs/windows.md; many machines: docs/scale.md; the clocks page: docs/clocks-report.md; hierarchy files:
 hierarchies/README.md.";
 

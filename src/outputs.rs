@@ -113,6 +113,10 @@ impl Format {
                 "--from/--to write Pajé or tables; --format {word} writes a whole run"
             )));
         }
+        if format == Format::Otf2 {
+            // Before any input is read: a machine without libotf2 fails now.
+            crate::otf2::ffi::lib().map_err(crate::error::Error::input)?;
+        }
         if format == Format::Paraver && matches!(out, Some(Output::File(_))) && !named("prv") {
             return Err(crate::error::Error::usage(
                 "--format paraver: -o names the .prv (FILE.prv; FILE.pcf and FILE.row go beside it)",
@@ -198,8 +202,6 @@ impl OutputKind for Otf2Archive {
         let Place::Dir(out) = place else {
             return Err(io::Error::other("an OTF2 archive is a directory"));
         };
-        // Before any input is read on: a machine without libotf2 fails now.
-        crate::otf2::ffi::lib().map_err(io::Error::other)?;
         let dir = out.dir().to_path_buf();
         let commit: CommitWith<()> = Box::new(move |()| commit(Place::Dir(out)));
         replayed(move || crate::otf2::Otf2::create(&dir, origin), commit, cut)

@@ -241,6 +241,12 @@ fn every_help_example_runs_on_the_shipped_data() {
             .current_dir(d.path())
             .output()
             .unwrap();
+        // OTF2 is written by libotf2, opened at run time.
+        let no_otf2 = stderr(&o).contains("needs libotf2");
+        if no_otf2 && std::env::var("INTEGRADOR_REQUIRE_OTF2").as_deref() != Ok("1") {
+            eprintln!("\n*** SKIPPED: `{line}`: libotf2 is not installed ***\n");
+            continue;
+        }
         assert!(
             o.status.success(),
             "`{line}` failed:\n{}{}",

@@ -11,9 +11,10 @@
 //! event types whose value is the variable's in thousandths (Paraver's
 //! values are integers), messages communication records.
 //!
-//! The header says the end time and every object, known only at the end:
-//! the records wait (sorted by time, as a `.prv` has them: [`sort`]) and
-//! follow the header into the output when the run is over.
+//! Records are written in time order, as a `.prv` has them ([`sort`]),
+//! to a scratch file: the header says the end time and every object,
+//! known only at the end, and the records follow it into the output when
+//! the run is over.
 
 mod names;
 mod sort;
@@ -24,7 +25,7 @@ use crate::sink::actors::{Actor, Actors};
 use crate::sink::replay::Ordinals;
 use crate::sink::{Book, Catalogue, Encoder, RunEnd, SinkStats, Span};
 use names::Names;
-use std::collections::HashMap;
+use sort::Hold;
 use std::io::{self, Write};
 
 /// Paraver's values are integers: a variable's is written in
@@ -58,18 +59,20 @@ struct Row {
 /// The encoder.
 pub struct Paraver<W: Write> {
     files: Files<W>,
-    body: sort::Sorter,
+    body: sort::Reorder,
     origin: i64,
     actors: Actors,
-    rows: HashMap<(ContainerId, TypeId), Row>,
+    rows: foldhash::HashMap<(ContainerId, TypeId), Row>,
     /// Containers whose Paraver state row is chosen.
-    shown: HashMap<ContainerId, TypeId>,
+    shown: foldhash::HashMap<ContainerId, TypeId>,
     names: Names,
     /// Event types used, in first-use order.
     used: Ordinals,
     last: i64,
     records: u64,
     line: Vec<u8>,
+    /// `:cpu:appl:task:thread` of each thread, by its global number.
+    prefixes: Vec<Box<[u8]>>,
 }
 
 impl<W: Write> Paraver<W> {
@@ -78,16 +81,17 @@ impl<W: Write> Paraver<W> {
     pub fn new(files: Files<W>, scratch: &std::path::Path, origin: i64) -> io::Result<Self> {
         Ok(Paraver {
             files,
-            body: sort::Sorter::new(scratch.to_path_buf(), sort::CHUNK),
+            body: sort::Reorder::new(tempfile::tempfile_in(scratch)?),
             origin,
             actors: Actors::default(),
-            rows: HashMap::new(),
-            shown: HashMap::new(),
+            rows: Default::default(),
+            shown: Default::default(),
             names: Names::default(),
             used: Ordinals::default(),
             last: origin,
             records: 0,
             line: Vec::with_capacity(128),
+            prefixes: Vec::new(),
         })
     }
 
@@ -97,15 +101,25 @@ impl<W: Write> Paraver<W> {
         Some(a)
     }
 
-    /// The start of a record: `kind:cpu:appl:task:thread:`.
+    /// The start of a record: `kind:cpu:appl:task:thread`, the thread's
+    /// part formatted once.
     fn head(&mut self, kind: u8, a: Actor) {
+        let g = a.global as usize;
+        while self.prefixes.len() <= g {
+            self.prefixes.push(Box::default());
+        }
+        if self.prefixes[g].is_empty() {
+            let mut p = Vec::new();
+            for n in [a.node, a.app, a.task, a.thread] {
+                p.push(b':');
+                p.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+            }
+            self.prefixes[g] = p.into();
+        }
         let l = &mut self.line;
         l.clear();
         l.push(kind);
-        for n in [a.node, a.app, a.task, a.thread] {
-            l.push(b':');
-            l.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-        }
+        l.extend_from_slice(&self.prefixes[g]);
     }
 
     fn num(&mut self, n: i64) {
@@ -114,12 +128,12 @@ impl<W: Write> Paraver<W> {
             .extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     }
 
-    /// The record built, which happens at `at` (its sort key: the time
-    /// it is written with, as the merge of spilled chunks reads it back).
-    fn put(&mut self, at: i64) -> io::Result<()> {
+    /// The record built, which happens at `at`, of the ordered `stream`
+    /// it belongs to ([`sort`]: 0 the events, 1 + n thread n's states).
+    fn put(&mut self, at: i64, stream: Option<u32>) -> io::Result<()> {
         self.line.push(b'\n');
         self.records += 1;
-        self.body.push(self.rel(at), &self.line)
+        self.body.push(self.rel(at), &self.line, stream)
     }
 
     fn rel(&self, t: i64) -> i64 {
@@ -181,17 +195,127 @@ impl<W: Write> Paraver<W> {
             self.num(book.value(v) as i64 + 1);
         }
         if pops > 0 || after.is_some() {
-            self.put(t)?;
+            self.put(t, Some(0))?;
         }
-        match before {
-            Some(v) if shown && after != before && since < t => {
-                self.head(b'1', a);
-                self.num(self.rel(since));
-                self.num(self.rel(t));
-                self.num(book.value(v) as i64 + 1);
-                self.put(since)
+        if !shown || after == before {
+            return Ok(());
+        }
+        if let Some(v) = before {
+            self.body.release(Hold::State(a.global));
+            self.segment(a, v, book, since, t)?;
+        }
+        if after.is_some() {
+            self.body.hold(self.rel(t), Hold::State(a.global));
+        }
+        Ok(())
+    }
+
+    /// The state record of `v` on top from `since` to `t`.
+    fn segment(&mut self, a: Actor, v: ValueId, book: &Book, since: i64, t: i64) -> io::Result<()> {
+        if since >= t {
+            return Ok(());
+        }
+        self.head(b'1', a);
+        self.num(self.rel(since));
+        self.num(self.rel(t));
+        self.num(book.value(v) as i64 + 1);
+        self.put(since, Some(1 + a.global))
+    }
+
+    /// The run is at `t`: what is final is written; past the limit of
+    /// what may wait, every open state is cut at `t` ([`sort`]).
+    fn advance(&mut self, book: &Book, t: i64) -> io::Result<()> {
+        self.body.advance(self.rel(t))?;
+        if !self.body.full() {
+            return Ok(());
+        }
+        let mut open: Vec<(ContainerId, TypeId)> = (self.rows.iter())
+            .filter(|(_, r)| r.shown && r.since < t && !r.stack.is_empty())
+            .map(|(&k, _)| k)
+            .collect();
+        // The same bytes every run: cut in a fixed order.
+        open.sort_unstable_by_key(|(c, ty)| (c.0, ty.0));
+        for key in open {
+            let (Some(a), Some(row)) = (self.actors.get(key.0), self.rows.get_mut(&key)) else {
+                continue;
+            };
+            let (since, top) = (row.since, row.stack[row.stack.len() - 1]);
+            row.since = t;
+            self.body.release(Hold::State(a.global));
+            self.body.hold(self.rel(t), Hold::State(a.global));
+            self.segment(a, top, book, since, t)?;
+        }
+        self.body.advance(self.rel(t))?;
+        if self.body.full() {
+            self.body.let_messages_go();
+            self.body.advance(self.rel(t))?;
+        }
+        Ok(())
+    }
+
+    /// The records of one event.
+    fn record<C: Catalogue + ?Sized>(&mut self, cat: &C, book: &Book, ev: &Event) -> io::Result<()> {
+        let t = ev.time;
+        self.last = self.last.max(t);
+        match ev.op {
+            Op::SetState {
+                container,
+                ty,
+                value,
+            } => self.state(cat, book, (container, ty), Change::Set(value), t),
+            Op::PushState {
+                container,
+                ty,
+                value,
+            } => self.state(cat, book, (container, ty), Change::Push(value), t),
+            Op::PopState { container, ty } => {
+                self.state(cat, book, (container, ty), Change::Pop, t)
             }
-            _ => Ok(()),
+            // The replay hands a stack-ruled format pops and pushes.
+            Op::EndState { .. } => Ok(()),
+            Op::NewEvent {
+                container,
+                ty,
+                value,
+            } => {
+                let Some(a) = self.actor(cat, container) else {
+                    return Ok(());
+                };
+                let code = self.ty(cat, ty);
+                self.names.event_value(cat, ty, value, book);
+                self.head(b'2', a);
+                self.num(self.rel(t));
+                self.num(code);
+                self.num(book.named.get(value.0) as i64 + 1);
+                self.put(t, Some(0))
+            }
+            Op::SetVariable {
+                container,
+                ty,
+                value,
+            } => {
+                let Some(a) = self.actor(cat, container) else {
+                    return Ok(());
+                };
+                let code = self.ty(cat, ty);
+                self.head(b'2', a);
+                self.num(self.rel(t));
+                self.num(code);
+                // `as` saturates: a value past ±9.2e15 is written at the
+                // bound.
+                self.num((value * SCALE).round() as i64);
+                self.put(t, Some(0))
+            }
+            Op::StartLink { from, key, .. } => {
+                self.actor(cat, from);
+                // Its record, of this time, comes when its end is met.
+                self.body.hold(self.rel(t), Hold::Message(key.channel, key.seq));
+                Ok(())
+            }
+            Op::EndLink { to, .. } => {
+                self.actor(cat, to);
+                Ok(())
+            }
         }
     }
 }
@@ -230,65 +354,11 @@ impl<W: Write> Encoder for Paraver<W> {
         ev: &Event,
         _state: bool,
     ) -> io::Result<()> {
-        let t = ev.time;
-        self.last = self.last.max(t);
-        match ev.op {
-            Op::SetState {
-                container,
-                ty,
-                value,
-            } => self.state(cat, book, (container, ty), Change::Set(value), t),
-            Op::PushState {
-                container,
-                ty,
-                value,
-            } => self.state(cat, book, (container, ty), Change::Push(value), t),
-            Op::PopState { container, ty } => {
-                self.state(cat, book, (container, ty), Change::Pop, t)
-            }
-            // The replay hands a stack-ruled format pops and pushes.
-            Op::EndState { .. } => Ok(()),
-            Op::NewEvent {
-                container,
-                ty,
-                value,
-            } => {
-                let Some(a) = self.actor(cat, container) else {
-                    return Ok(());
-                };
-                let code = self.ty(cat, ty);
-                self.names.event_value(cat, ty, value, book);
-                self.head(b'2', a);
-                self.num(self.rel(t));
-                self.num(code);
-                self.num(book.named.get(value.0) as i64 + 1);
-                self.put(t)
-            }
-            Op::SetVariable {
-                container,
-                ty,
-                value,
-            } => {
-                let Some(a) = self.actor(cat, container) else {
-                    return Ok(());
-                };
-                let code = self.ty(cat, ty);
-                self.head(b'2', a);
-                self.num(self.rel(t));
-                self.num(code);
-                // `as` saturates: a value past ±9.2e15 is written at the
-                // bound.
-                self.num((value * SCALE).round() as i64);
-                self.put(t)
-            }
-            Op::StartLink { from: c, .. } | Op::EndLink { to: c, .. } => {
-                self.actor(cat, c);
-                Ok(())
-            }
-        }
+        self.record(cat, book, ev)?;
+        self.advance(book, ev.time)
     }
 
-    fn span<C: Catalogue + ?Sized>(&mut self, cat: &C, _: &Book, s: &Span) -> io::Result<()> {
+    fn span<C: Catalogue + ?Sized>(&mut self, cat: &C, book: &Book, s: &Span) -> io::Result<()> {
         let Span::Link {
             from,
             to,
@@ -296,11 +366,13 @@ impl<W: Write> Encoder for Paraver<W> {
             end,
             size,
             tag,
+            key,
             ..
         } = *s
         else {
             return Ok(());
         };
+        self.body.release(Hold::Message(key.channel, key.seq));
         let (Some(a), Some(b)) = (self.actor(cat, from), self.actor(cat, to)) else {
             return Ok(());
         };
@@ -316,7 +388,8 @@ impl<W: Write> Encoder for Paraver<W> {
         self.num(end);
         self.num(size.max(0));
         self.num(tag.max(0));
-        self.put(at)
+        self.put(at, None)?;
+        self.advance(book, self.last)
     }
 
     fn destroy<C: Catalogue + ?Sized>(
@@ -336,7 +409,7 @@ impl<W: Write> Encoder for Paraver<W> {
         for ty in open {
             self.state(cat, book, (c, ty), Change::End, time)?;
         }
-        Ok(())
+        self.advance(book, time)
     }
 
     type Out = Files<W>;
@@ -344,11 +417,8 @@ impl<W: Write> Encoder for Paraver<W> {
     fn finish(mut self, _end: &RunEnd, stats: &mut SinkStats) -> io::Result<Files<W>> {
         let ftime = self.rel(self.last).max(0);
         let header = self.names.header(&self.actors, self.origin, ftime);
-        self.files.prv.write_all(header.as_bytes())?;
-        let mut prv = io::BufWriter::with_capacity(256 << 10, &mut self.files.prv);
-        self.body.finish(&mut prv)?;
-        prv.flush()?;
-        drop(prv);
+        self.body.finish(header.as_bytes(), &mut self.files.prv)?;
+        self.files.prv.flush()?;
         self.names.write_pcf(&mut self.files.pcf)?;
         self.files.pcf.flush()?;
         self.names.write_row(&self.actors, &mut self.files.row)?;

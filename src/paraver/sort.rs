@@ -1,138 +1,340 @@
 //! The records in time order, as a `.prv` has them, in bounded memory.
 //!
-//! A record is complete only when what it says has ended (a state at its
-//! end, a message when both halves are met), so they come out of order.
-//! They are kept in chunks of [`CHUNK`] bytes, each sorted by time (ties
-//! in the order they came) and written to a scratch file when full; the
-//! chunks are merged at the end. A run smaller than a chunk is sorted in
-//! memory and never touches the disk.
+//! A record is complete only when what it says has ended: a state when
+//! it ends (its time is its start), a message when both halves are met
+//! (its time is its send). So a record may come after others of later
+//! times. What is open says how far back one may still come: the start
+//! of every state on top of a thread's stack and the send of every
+//! message not met yet are **holds**; everything up to the earliest hold
+//! (and up to now) is final and written, in order; what comes after the
+//! earliest hold waits, sorted ([`Sorted`]: those that come in order are
+//! only appended). A run whose records all come in order (metrics only)
+//! never waits.
+//!
+//! Memory stays bounded: past [`LIMIT`] bytes waiting, the encoder cuts
+//! every open state where it is (one record up to now, the same state
+//! going on from now: Paraver draws and adds it up the same) and, if that
+//! is not enough, lets the messages in flight go: their records are then
+//! written where they complete, before records of earlier times.
 
-use crate::order::MinQueue;
+use crate::order::{MinQueue, Sorted};
+use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Seek, Write};
-use std::path::PathBuf;
+use std::io::{self, BufWriter, Seek, Write};
 
-/// The bytes of records held before a chunk is sorted and spilled.
-pub const CHUNK: usize = 32 << 20;
+/// Bytes of records waiting before the open states are cut.
+pub const LIMIT: usize = 16 << 20;
 
-/// Records in, records out by time.
-pub struct Sorter {
-    bytes: Vec<u8>,
-    /// (time, start, length) of each record in `bytes`.
-    index: Vec<(i64, u32, u32)>,
-    runs: Vec<BufReader<File>>,
-    scratch: PathBuf,
-    limit: usize,
+/// Something open that a record of its time will complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Hold {
+    /// The state on top of a thread's stack (its global number).
+    State(u32),
+    /// A message (its channel and sequence).
+    Message(u32, u64),
 }
 
-/// A record's time: its sixth field (a state's begin, an event's time, a
-/// message's logical send).
-fn time_of(line: &[u8]) -> i64 {
-    line.split(|&b| b == b':')
-        .nth(5)
-        .and_then(|f| std::str::from_utf8(f).ok())
-        .and_then(|f| f.trim_end().parse().ok())
-        .unwrap_or(0)
+/// Records in, records out by (time, arrival).
+pub struct Reorder {
+    body: BufWriter<File>,
+    /// Waiting records of streams that come in time order (the events;
+    /// each thread's states), by stream; and the head of each, smallest
+    /// first. A k-way merge: the heap holds a record a stream.
+    streams: Vec<VecDeque<((i64, u64), Box<[u8]>)>>,
+    heads: MinQueue<(i64, u64), u32>,
+    /// Waiting records of no ordered stream (messages complete in any
+    /// order).
+    loose: Sorted<(i64, u64), Box<[u8]>>,
+    bytes: usize,
+    seq: u64,
+    holds: Holds,
+    now: i64,
 }
 
-impl Sorter {
-    /// A sorter spilling to files in `scratch`, chunks of `limit` bytes.
-    pub fn new(scratch: PathBuf, limit: usize) -> Sorter {
-        Sorter {
-            bytes: Vec::new(),
-            index: Vec::new(),
-            runs: Vec::new(),
-            scratch,
-            limit,
+impl Reorder {
+    /// Records go to `body` (a scratch file) as they become final.
+    pub fn new(body: File) -> Reorder {
+        Reorder {
+            body: BufWriter::with_capacity(256 << 10, body),
+            streams: Vec::new(),
+            heads: MinQueue::default(),
+            loose: Sorted::default(),
+            bytes: 0,
+            seq: 0,
+            holds: Holds::default(),
+            now: i64::MIN,
         }
     }
 
-    /// One record (its line, newline included) at `time`.
-    pub fn push(&mut self, time: i64, line: &[u8]) -> io::Result<()> {
-        if self.bytes.len() + line.len() > self.limit && !self.index.is_empty() {
-            self.spill()?;
+    /// Times up to this one are final.
+    fn mark(&self) -> i64 {
+        self.holds.first().map_or(self.now, |t| t.min(self.now))
+    }
+
+    fn nothing_waits(&self) -> bool {
+        self.heads.is_empty() && self.loose.is_empty()
+    }
+
+    /// One record (its line, newline included) of `time`, of the ordered
+    /// `stream` if it has one (its records come in time order).
+    pub fn push(&mut self, time: i64, line: &[u8], stream: Option<u32>) -> io::Result<()> {
+        if self.nothing_waits() && time <= self.mark() {
+            return self.body.write_all(line);
         }
-        self.index.push((time, self.bytes.len() as u32, line.len() as u32));
-        self.bytes.extend_from_slice(line);
+        self.seq += 1;
+        self.bytes += line.len();
+        let key = (time, self.seq);
+        let Some(n) = stream.map(|n| n as usize) else {
+            self.loose.push(key, line.into());
+            return Ok(());
+        };
+        if self.streams.len() <= n {
+            self.streams.resize_with(n + 1, VecDeque::new);
+        }
+        let q = &mut self.streams[n];
+        match q.back() {
+            None => self.heads.push(key, n as u32),
+            // Out of its stream's order after all: with the loose ones.
+            Some((last, _)) if *last > key => {
+                self.loose.push(key, line.into());
+                return Ok(());
+            }
+            Some(_) => {}
+        }
+        q.push_back((key, line.into()));
         Ok(())
     }
 
-    /// The chunk held, sorted, into `out`.
-    fn write_chunk(&mut self, out: &mut impl Write) -> io::Result<()> {
-        // Stable: ties keep the order they came in.
-        self.index.sort_by_key(|r| r.0);
-        for &(_, start, len) in &self.index {
-            out.write_all(&self.bytes[start as usize..(start + len) as usize])?;
+    /// The smallest waiting key.
+    fn first(&self) -> Option<(i64, u64)> {
+        match (self.heads.peek().map(|(k, _)| *k), self.loose.first()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
-        self.index.clear();
-        self.bytes.clear();
-        Ok(())
     }
 
-    fn spill(&mut self) -> io::Result<()> {
-        let mut w = BufWriter::with_capacity(1 << 20, tempfile::tempfile_in(&self.scratch)?);
-        self.write_chunk(&mut w)?;
-        let mut file = w.into_inner().map_err(|e| e.into_error())?;
-        file.rewind()?;
-        self.runs.push(BufReader::with_capacity(256 << 10, file));
-        Ok(())
+    /// Takes out the record of the smallest key.
+    fn pop(&mut self) -> Option<Box<[u8]>> {
+        let from_streams = match (self.heads.peek(), self.loose.first()) {
+            (None, None) => return None,
+            (Some((a, _)), Some(b)) => *a < b,
+            (a, _) => a.is_some(),
+        };
+        if !from_streams {
+            return self.loose.pop().map(|(_, l)| l);
+        }
+        let (_, &n) = self.heads.peek()?;
+        let q = &mut self.streams[n as usize];
+        let (_, line) = q.pop_front()?;
+        let next = q.front().map(|(k, _)| (*k, n));
+        self.heads.replace_top(next);
+        Some(line)
     }
 
-    /// Every record, in time order, into `out`.
-    pub fn finish(mut self, out: &mut impl Write) -> io::Result<()> {
-        if self.runs.is_empty() {
-            return self.write_chunk(out);
+    /// Something open since `time`.
+    pub fn hold(&mut self, time: i64, what: Hold) {
+        self.holds.hold(time, what);
+    }
+
+    /// What was open is complete (its record pushed).
+    pub fn release(&mut self, what: Hold) {
+        self.holds.release(what);
+    }
+
+    /// The run is at `now`: what is final is written.
+    pub fn advance(&mut self, now: i64) -> io::Result<()> {
+        self.now = self.now.max(now);
+        if self.nothing_waits() {
+            return Ok(());
         }
-        if !self.index.is_empty() {
-            self.spill()?;
-        }
-        // Ties across chunks: the earlier chunk's record came first.
-        let mut queue = MinQueue::with_capacity(self.runs.len());
-        for (i, run) in self.runs.iter_mut().enumerate() {
-            if let Some(line) = next_line(run)? {
-                queue.push((time_of(&line), i), line);
+        let mark = self.mark();
+        while self.first().is_some_and(|(t, _)| t <= mark) {
+            if let Some(line) = self.pop() {
+                self.bytes -= line.len();
+                self.body.write_all(&line)?;
             }
         }
-        while let Some((&(_, i), line)) = queue.peek() {
-            out.write_all(line)?;
-            let next = next_line(&mut self.runs[i])?.map(|l| ((time_of(&l), i), l));
-            queue.replace_top(next);
-        }
+        Ok(())
+    }
+
+    /// Whether more waits than [`LIMIT`].
+    pub fn full(&self) -> bool {
+        self.bytes > LIMIT
+    }
+
+    /// Messages in flight no longer hold records back.
+    pub fn let_messages_go(&mut self) {
+        self.holds.let_messages_go();
+    }
+
+    /// Every record, in order, after `header`, into `out`.
+    pub fn finish(mut self, header: &[u8], out: &mut impl Write) -> io::Result<()> {
+        self.holds = Holds::default();
+        self.advance(i64::MAX)?;
+        let mut body = self.body.into_inner().map_err(|e| e.into_error())?;
+        body.rewind()?;
+        out.write_all(header)?;
+        io::copy(&mut body, out)?;
         Ok(())
     }
 }
 
-fn next_line(run: &mut BufReader<File>) -> io::Result<Option<Vec<u8>>> {
-    let mut line = Vec::with_capacity(64);
-    Ok((run.read_until(b'\n', &mut line)? > 0).then_some(line))
+/// The holds, oldest first: a list through slots (one a thread, by its
+/// number; one a message in flight), each hold moved to the end as it is
+/// taken. Holds are taken at the run's time, the latest yet, so the list
+/// stays in time order and its head is the earliest: every operation is
+/// O(1) (a balanced tree or a heap was a fifth of the Paraver writer's
+/// time).
+#[derive(Default)]
+struct Holds {
+    slots: Vec<Slot>,
+    head: Option<u32>,
+    tail: Option<u32>,
+    /// The slots of threads: slot of thread n (`u32::MAX`: none yet).
+    thread_slot: Vec<u32>,
+    message_slot: foldhash::HashMap<(u32, u64), u32>,
+    free: Vec<u32>,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    time: i64,
+    prev: Option<u32>,
+    next: Option<u32>,
+    linked: bool,
+}
+
+impl Holds {
+    fn first(&self) -> Option<i64> {
+        self.head.map(|h| self.slots[h as usize].time)
+    }
+
+    fn slot_of(&mut self, what: Hold, make: bool) -> Option<u32> {
+        let found = match what {
+            Hold::State(n) => self.thread_slot.get(n as usize).copied().filter(|&s| s != u32::MAX),
+            Hold::Message(c, q) => self.message_slot.get(&(c, q)).copied(),
+        };
+        if found.is_some() || !make {
+            return found;
+        }
+        let blank = Slot { time: 0, prev: None, next: None, linked: false };
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.slots.push(blank);
+            self.slots.len() as u32 - 1
+        });
+        match what {
+            Hold::State(n) => {
+                let n = n as usize;
+                if self.thread_slot.len() <= n {
+                    self.thread_slot.resize(n + 1, u32::MAX);
+                }
+                self.thread_slot[n] = slot;
+            }
+            Hold::Message(c, q) => {
+                self.message_slot.insert((c, q), slot);
+            }
+        }
+        Some(slot)
+    }
+
+    fn unlink(&mut self, s: u32) {
+        let Slot { prev, next, linked, .. } = self.slots[s as usize];
+        if !linked {
+            return;
+        }
+        match prev {
+            Some(p) => self.slots[p as usize].next = next,
+            None => self.head = next,
+        }
+        match next {
+            Some(n) => self.slots[n as usize].prev = prev,
+            None => self.tail = prev,
+        }
+        self.slots[s as usize].linked = false;
+    }
+
+    fn hold(&mut self, time: i64, what: Hold) {
+        let Some(s) = self.slot_of(what, true) else { return };
+        self.unlink(s);
+        // After the last hold of a time not later (a hold taken earlier
+        // than the latest is put in its place).
+        let mut after = self.tail;
+        while let Some(a) = after.filter(|&a| self.slots[a as usize].time > time) {
+            after = self.slots[a as usize].prev;
+        }
+        let next = match after {
+            Some(a) => self.slots[a as usize].next,
+            None => self.head,
+        };
+        self.slots[s as usize] = Slot { time, prev: after, next, linked: true };
+        match after {
+            Some(a) => self.slots[a as usize].next = Some(s),
+            None => self.head = Some(s),
+        }
+        match next {
+            Some(n) => self.slots[n as usize].prev = Some(s),
+            None => self.tail = Some(s),
+        }
+    }
+
+    fn release(&mut self, what: Hold) {
+        let Some(s) = self.slot_of(what, false) else { return };
+        self.unlink(s);
+        if let Hold::Message(c, q) = what {
+            self.message_slot.remove(&(c, q));
+            self.free.push(s);
+        }
+    }
+
+    fn let_messages_go(&mut self) {
+        let slots: Vec<u32> = self.message_slot.drain().map(|(_, s)| s).collect();
+        for s in slots {
+            self.unlink(s);
+            self.free.push(s);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sorted(limit: usize, records: &[(i64, &str)]) -> String {
-        let mut s = Sorter::new(std::env::temp_dir(), limit);
-        for (t, r) in records {
-            s.push(*t, format!("2:1:1:1:1:{t}:{r}\n").as_bytes()).unwrap();
-        }
+    fn written(r: Reorder) -> String {
         let mut out = Vec::new();
-        s.finish(&mut out).unwrap();
+        r.finish(b"", &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
     #[test]
-    fn in_memory_and_spilled_sort_alike_with_ties_in_arrival_order() {
-        let recs: Vec<(i64, String)> = (0..200).map(|i| ((i * 7919) % 50, format!("{i}"))).collect();
-        let recs: Vec<(i64, &str)> = recs.iter().map(|(t, r)| (*t, r.as_str())).collect();
-        let one = sorted(1 << 20, &recs);
-        // 64 bytes: a chunk every few records, merged.
-        assert_eq!(sorted(64, &recs), one);
-        let times: Vec<i64> = one.lines().map(|l| time_of(l.as_bytes())).collect();
-        assert!(times.windows(2).all(|w| w[0] <= w[1]));
-        let ties: Vec<&str> = one.lines().filter(|l| time_of(l.as_bytes()) == 0).collect();
-        let mut arrival = ties.clone();
-        arrival.sort_by_key(|l| l.rsplit(':').next().unwrap().parse::<u32>().unwrap());
-        assert_eq!(ties, arrival);
+    fn a_record_behind_an_open_state_waits_for_it() {
+        let mut r = Reorder::new(tempfile::tempfile().unwrap());
+        r.hold(0, Hold::State(1));
+        r.advance(5).unwrap();
+        r.push(5, b"e5\n", Some(0)).unwrap();
+        r.push(7, b"e7\n", Some(0)).unwrap();
+        // The state of 0..8 completes: it goes first.
+        r.release(Hold::State(1));
+        r.push(0, b"s0\n", Some(1)).unwrap();
+        r.advance(8).unwrap();
+        r.push(8, b"e8\n", Some(0)).unwrap();
+        assert_eq!(written(r), "s0\ne5\ne7\ne8\n");
+    }
+
+    #[test]
+    fn ties_keep_their_arrival_and_in_order_records_never_wait() {
+        let mut r = Reorder::new(tempfile::tempfile().unwrap());
+        for t in [1, 1, 2, 3] {
+            r.advance(t).unwrap();
+            r.push(t, format!("{t}\n").as_bytes(), Some(0)).unwrap();
+            assert_eq!(r.bytes, 0);
+        }
+        r.hold(3, Hold::Message(0, 9));
+        r.advance(4).unwrap();
+        r.push(4, b"4a\n", Some(0)).unwrap();
+        r.push(4, b"4b\n", Some(0)).unwrap();
+        r.release(Hold::Message(0, 9));
+        r.push(3, b"m3\n", None).unwrap();
+        r.advance(4).unwrap();
+        assert_eq!(written(r), "1\n1\n2\n3\nm3\n4a\n4b\n");
     }
 }

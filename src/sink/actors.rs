@@ -16,7 +16,8 @@
 use super::Catalogue;
 use crate::hierarchy::Role;
 use crate::model::ContainerId;
-use std::collections::HashMap;
+// foldhash: looked up for every record a viewer format writes.
+use foldhash::HashMap;
 
 /// Where one container's data goes: numbers from 1, as Paraver counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
