@@ -5,7 +5,7 @@ use super::ffi::{self, Handle, Lib};
 use crate::model::{ContainerId, TypeId, ValueId};
 use crate::sink::actors::{Actor, Actors};
 use crate::sink::Catalogue;
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::ffi::CString;
 use std::io;
 

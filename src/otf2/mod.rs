@@ -26,7 +26,9 @@ use crate::sink::actors::Actors;
 use crate::sink::{Book, Catalogue, Encoder, RunEnd, SinkStats, Span};
 use defs::Defs;
 use ffi::{Handle, Lib};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+// foldhash: looked up for every event.
+use foldhash::HashMap;
 use std::ffi::CString;
 use std::io;
 use std::path::Path;
@@ -63,10 +65,11 @@ pub struct Otf2 {
     actors: Actors,
     defs: Defs,
     locs: Vec<Loc>,
-    /// A container's state rows, each the location it is written to.
+    /// A container's state rows, each the location it is written to (and
+    /// under no type, the container's first location).
     lanes: HashMap<(ContainerId, TypeId), u64>,
-    /// A container's first location.
-    first: HashMap<ContainerId, u64>,
+    /// A container's first location, and whether a state row has it.
+    first: HashMap<ContainerId, (u64, bool)>,
     stacks: HashMap<(ContainerId, TypeId), Vec<u32>>,
     /// A message's half met first: the location it waits in.
     records: u64,
@@ -108,9 +111,9 @@ impl Otf2 {
             actors: Actors::default(),
             defs: Defs::default(),
             locs: Vec::new(),
-            lanes: HashMap::new(),
-            first: HashMap::new(),
-            stacks: HashMap::new(),
+            lanes: HashMap::default(),
+            first: HashMap::default(),
+            stacks: HashMap::default(),
             records: 0,
             dropped: 0,
         };
@@ -137,28 +140,35 @@ impl Otf2 {
     /// The location of a container's row `ty` (its first location for
     /// `None`), made on first use.
     fn loc<C: Catalogue + ?Sized>(&mut self, cat: &C, c: ContainerId, ty: Option<TypeId>) -> Option<u64> {
+        // One lookup for every event but a container's first few: its
+        // first location is also kept as the row of no type.
+        let key = (c, ty.unwrap_or(TypeId(u32::MAX)));
+        if let Some(&l) = self.lanes.get(&key) {
+            return Some(l);
+        }
+        let l = self.new_lane(cat, c, ty)?;
+        self.lanes.insert(key, l);
+        Some(l)
+    }
+
+    fn new_lane<C: Catalogue + ?Sized>(&mut self, cat: &C, c: ContainerId, ty: Option<TypeId>) -> Option<u64> {
         let actor = self.actors.of(cat, c)?;
         self.defs.learn(cat, &self.actors, actor);
-        let first = match self.first.get(&c) {
-            Some(&l) => l,
+        let (first, taken) = match self.first.get(&c) {
+            Some(&f) => f,
             None => {
                 let l = self.new_loc(cat, c, None)?;
-                self.first.insert(c, l);
-                l
+                self.first.insert(c, (l, false));
+                (l, false)
             }
         };
         let Some(ty) = ty else { return Some(first) };
-        if let Some(&l) = self.lanes.get(&(c, ty)) {
-            return Some(l);
-        }
         // The first row a container uses is its first location's.
-        let l = if self.lanes.keys().any(|(x, _)| *x == c) {
-            self.new_loc(cat, c, Some(ty))?
-        } else {
-            first
-        };
-        self.lanes.insert((c, ty), l);
-        Some(l)
+        if taken {
+            return self.new_loc(cat, c, Some(ty));
+        }
+        self.first.insert(c, (first, true));
+        Some(first)
     }
 
     fn new_loc<C: Catalogue + ?Sized>(&mut self, cat: &C, c: ContainerId, ty: Option<TypeId>) -> Option<u64> {
@@ -181,6 +191,7 @@ impl Otf2 {
         let l = &mut self.locs[loc as usize];
         if !l.waiting.is_empty() || matches!(r, Rec::Await(..)) {
             l.waiting.push_back(r);
+
             return Ok(());
         }
         self.write(loc, r)
