@@ -177,7 +177,7 @@ fn the_sink_seam_is_one_way() {
     assert!(seam.len() >= 5, "src/sink/ has {} files", seam.len());
     for f in &seam {
         let text = std::fs::read_to_string(f).unwrap();
-        for w in ["paje::", "outputs::", "PajeWriter"] {
+        for w in ["paje::", "paraver::", "otf2::", "outputs::", "PajeWriter"] {
             assert!(!text.contains(w), "{} names a format: `{w}`", f.display());
         }
     }
@@ -201,7 +201,7 @@ fn the_sink_seam_is_one_way() {
     }
     for f in &sources {
         let text = std::fs::read_to_string(f).unwrap();
-        for w in ["crate::sink", "crate::paje", "crate::outputs"] {
+        for w in ["crate::sink", "crate::paje", "crate::paraver", "crate::otf2", "crate::outputs"] {
             assert!(
                 !text.contains(w),
                 "{} reaches the sinks: `{w}`",

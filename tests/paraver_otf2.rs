@@ -222,3 +222,51 @@ fn a_second_run_replaces_an_archive_of_ours() {
     assert!(archive.join("traces.otf2").is_file());
     assert!(archive.join(integrador::outputs::OTF2_MARKER).is_file());
 }
+
+/// The Paraver check fails where BSC's reader would: a record out of
+/// time order, a thread the header does not have, a state the `.pcf` does
+/// not name (each on a copy of a good trace).
+#[test]
+fn the_paraver_check_rejects_a_damaged_trace() {
+    if !have_pj_dump() {
+        return;
+    }
+    let (_, args) = fixture_runs().into_iter().next().unwrap();
+    let d = tempdir();
+    let (paje, prv, _) = write_three(&args, d.path(), "run", false);
+    let dump = d.path().join("run.dump");
+    std::fs::write(&dump, pj_dump_lines(&paje).unwrap().join("\n")).unwrap();
+    let check = |prv: &Path| {
+        Command::new("python3")
+            .arg(root().join("tests/viewers_same.py"))
+            .arg(&dump)
+            .arg("--prv")
+            .arg(prv)
+            .output()
+            .unwrap()
+    };
+    assert!(check(&prv).status.success());
+    let text = std::fs::read_to_string(&prv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // The first and the last record swapped; a thread number past the
+    // last; a state the .pcf has not.
+    let mut swapped = lines.clone();
+    let n = swapped.len() - 1;
+    swapped.swap(1, n);
+    let state = lines.iter().position(|l| l.starts_with("1:")).unwrap();
+    let mut unknown_thread = lines.clone();
+    let bad_thread = lines[state].replacen(":1:", ":99:", 2);
+    unknown_thread[state] = &bad_thread;
+    let mut unknown_state = lines.clone();
+    let bad_state = format!("{}:999", lines[state].rsplit_once(':').unwrap().0);
+    unknown_state[state] = &bad_state;
+    for (what, body) in [("order", swapped), ("thread", unknown_thread), ("state", unknown_state)] {
+        let copy = d.path().join(format!("{what}.prv"));
+        std::fs::write(&copy, body.join("\n") + "\n").unwrap();
+        for ext in ["pcf", "row"] {
+            std::fs::copy(prv.with_extension(ext), copy.with_extension(ext)).unwrap();
+        }
+        let o = check(&copy);
+        assert!(!o.status.success(), "{what}: a damaged trace passed:\n{}", String::from_utf8_lossy(&o.stdout));
+    }
+}

@@ -95,35 +95,79 @@ def read_row(path):
 
 
 def from_prv(prv):
+    """The rows of a Paraver trace; first, every rule BSC's reader
+    (paraver-kernel: traceheader.h, tracebodyio_v1.cpp, rowfileparser.cpp)
+    applies to a header and a record, and Paraver's order (by time)."""
     base = prv[: -len(".prv")]
-    types, _ = read_pcf(base + ".pcf")
-    threads = read_row(base + ".row")["THREAD"]
+    types, state_names = read_pcf(base + ".pcf")
+    levels = read_row(base + ".row")
     lines = open(prv, encoding="utf-8")
     header = next(lines).rstrip("\n")
-    # Threads are numbered by application, task, thread, in that order.
-    rest = header.split("):", 1)[1]
+    m = re.fullmatch(r"#Paraver \((\d\d/\d\d/\d{4} at \d\d:\d\d)\):(\d+)_ns:(\d+)\(([\d,]*)\):(\d+):(.*)", header)
+    if not m:
+        raise SystemExit("%s:1: not a Paraver header: %s" % (prv, header))
+    ftime, nodes = int(m.group(2)), int(m.group(3))
+    cpus = [int(c) for c in m.group(4).split(",")] if m.group(4) else []
+    if len(cpus) != nodes:
+        raise SystemExit("%s:1: %d nodes, %d CPU counts" % (prv, nodes, len(cpus)))
+    # Global CPU n is on node node_of_cpu[n].
+    node_of_cpu = {0: None}
+    for node, k in enumerate(cpus, 1):
+        for _ in range(k):
+            node_of_cpu[len(node_of_cpu)] = node
     # ftime:nodes(cpus):nAppl:app:app..., an app being nTasks(threads:node,...)
-    apps = re.findall(r"(\d+)\(([^)]*)\)", rest.split(":", 3)[3])
-    glob, n = {}, 0
-    for a, (_, app) in enumerate(apps, 1):
+    apps = re.findall(r"(\d+)\(([^)]*)\)", m.group(6))
+    if len(apps) != int(m.group(5)):
+        raise SystemExit("%s:1: %s applications announced, %d listed" % (prv, m.group(5), len(apps)))
+    threads = levels["THREAD"]
+    glob, node_of, n = {}, {}, 0
+    for a, (ntasks, app) in enumerate(apps, 1):
         tasks = app.split(",")
+        if len(tasks) != int(ntasks):
+            raise SystemExit("%s:1: application %d: %s tasks announced, %d listed" % (prv, a, ntasks, len(tasks)))
         for t, task in enumerate(tasks, 1):
-            for th in range(1, int(task.split(":")[0]) + 1):
+            nthreads, node = (int(x) for x in task.split(":"))
+            if not 1 <= node <= nodes:
+                raise SystemExit("%s:1: task %d.%d on node %d of %d" % (prv, a, t, node, nodes))
+            for th in range(1, nthreads + 1):
                 glob[(a, t, th)] = name_of(threads[n])
+                node_of[(a, t, th)] = node
                 n += 1
+    if (len(threads), len(levels["NODE"]), len(levels["CPU"])) != (n, nodes, sum(cpus)):
+        raise SystemExit("%s.row: %d threads, %d nodes, %d CPUs where the header has %d, %d, %d"
+                         % (base, len(threads), len(levels["NODE"]), len(levels["CPU"]), n, nodes, sum(cpus)))
+
+    def where(number, cpu, thread):
+        # validRecordLocation: a known CPU and thread, the thread on the
+        # CPU's node.
+        if thread not in glob or cpu not in node_of_cpu:
+            raise SystemExit("%s:%d: no CPU %d or thread %s" % (prv, number, cpu, thread))
+        if cpu and node_of_cpu[cpu] != node_of[thread]:
+            raise SystemExit("%s:%d: thread %s is not on CPU %d's node" % (prv, number, thread, cpu))
+        return glob[thread]
+
     rows, stacks, last = Counter(), defaultdict(list), 0
     for number, line in enumerate(lines, 2):
         f = line.rstrip("\n").split(":")
-        # A .prv's records are sorted by time (a state's begin, a
-        # message's logical send).
-        if int(f[5]) < last:
-            raise SystemExit("%s:%d: a record at %s after one at %d" % (prv, number, f[5], last))
-        last = int(f[5])
+        if f[0] not in "123" or not all(x.lstrip("-").isdigit() for x in f):
+            raise SystemExit("%s:%d: not a record: %s" % (prv, number, line))
         thread = (int(f[2]), int(f[3]), int(f[4]))
-        who = glob[thread]
-        if f[0] == "2":
+        who = where(number, int(f[1]), thread)
+        # A .prv's records are sorted by time (a state's begin, a
+        # message's logical send), inside the trace.
+        if not last <= int(f[5]) <= ftime:
+            raise SystemExit("%s:%d: a record at %s after one at %d (end %d)" % (prv, number, f[5], last, ftime))
+        last = int(f[5])
+        if f[0] == "1":
+            if len(f) != 8 or int(f[6]) < int(f[5]) or int(f[7]) not in state_names:
+                raise SystemExit("%s:%d: not a state record of a known state: %s" % (prv, number, line))
+        elif f[0] == "2":
+            if len(f) < 8 or len(f) % 2:
+                raise SystemExit("%s:%d: an event record has type:value pairs: %s" % (prv, number, line))
             t = int(f[5])
             for i in range(6, len(f), 2):
+                if int(f[i]) not in types:
+                    raise SystemExit("%s:%d: event type %s is not in the .pcf" % (prv, number, f[i]))
                 label, values = types[int(f[i])]
                 v = int(f[i + 1])
                 if " (x1000" in label:
@@ -138,8 +182,10 @@ def from_prv(prv):
                         st.append((values[v], t))
                 else:
                     rows[("E", who, label, values[v], secs(t))] += 1
-        elif f[0] == "3":
-            dst = glob[(int(f[8]), int(f[9]), int(f[10]))]
+        else:
+            if len(f) != 15 or int(f[11]) < 0 or int(f[13]) < 0:
+                raise SystemExit("%s:%d: not a communication record: %s" % (prv, number, line))
+            dst = where(number, int(f[7]), (int(f[8]), int(f[9]), int(f[10])))
             rows[("LS", who, dst, secs(int(f[5])))] += 1
             rows[("LE", who, dst, secs(int(f[11])))] += 1
     return rows
