@@ -139,6 +139,13 @@ impl OutputKind for ParaverTrace {
         cfg.output.clone().filter(|_| cfg.format == Format::Paraver)
     }
 
+    fn beside(&self, cfg: &Config) -> Vec<PathBuf> {
+        match self.target(cfg) {
+            Some(Output::File(p)) => vec![p.with_extension("pcf"), p.with_extension("row")],
+            _ => Vec::new(),
+        }
+    }
+
     fn start(
         &self,
         cfg: &Config,
@@ -292,12 +299,14 @@ impl Planned {
 pub struct Outputs {
     kinds: Vec<(Box<dyn OutputKind>, Planned)>,
     created: Vec<Place>,
+    /// The files written beside an output, checked as outputs are.
+    beside: Vec<Target>,
 }
 
 impl Outputs {
     /// Where each output the run asks for goes, checked.
     pub fn settle(cfg: &Config) -> crate::error::Result<Outputs> {
-        let mut kinds = Vec::new();
+        let (mut kinds, mut beside) = (Vec::new(), Vec::new());
         for kind in outputs() {
             let Some(out) = kind.target(cfg) else {
                 continue;
@@ -312,6 +321,9 @@ impl Outputs {
                 }
                 (None, out) => Planned::File(Target::resolve(out)?),
             };
+            for f in kind.beside(cfg) {
+                beside.push(Target::resolve(&Output::File(f))?);
+            }
             kinds.push((kind, planned));
         }
         // A file written inside a directory output would go with the
@@ -339,6 +351,7 @@ impl Outputs {
         Ok(Outputs {
             kinds,
             created: Vec::new(),
+            beside,
         })
     }
 
@@ -351,6 +364,9 @@ impl Outputs {
                 Planned::File(t) => t.refuse_inputs(list())?,
                 Planned::Dir(t) => t.refuse_inputs(list())?,
             }
+        }
+        for t in &self.beside {
+            t.refuse_inputs(list())?;
         }
         Ok(())
     }

@@ -198,6 +198,15 @@ fn format_mistakes_are_usage_errors_and_leave_nothing() {
     let o = integrador(&all);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(theirs.join("notes.txt")).unwrap(), "mine");
+    // The .pcf beside the .prv is never an input.
+    let input = d.path().join("y.pcf");
+    std::fs::copy(root().join("examples/pingpong-localhost/ganglia.traced"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let y = d.path().join("y.prv");
+    let o = integrador(&["-ganglia", input.to_str().unwrap(), "-o", y.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    assert!(!y.exists());
     // A run that fails on its input leaves none of the three files.
     let bad = d.path().join("bad.clog2");
     std::fs::write(&bad, b"not a clog2 file at all, far too short").unwrap();
@@ -205,7 +214,10 @@ fn format_mistakes_are_usage_errors_and_leave_nothing() {
     assert_ne!(o.status.code(), Some(0));
     let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(
-        !left.iter().any(|f| f.to_string_lossy().starts_with('x') || f.to_string_lossy().contains(".tmp")),
+        !left.iter().any(|f| {
+            let f = f.to_string_lossy();
+            f.starts_with('x') || f.contains(".tmp") || f == "y.prv" || f == "y.row"
+        }),
         "left behind: {left:?}"
     );
 }

@@ -195,6 +195,11 @@ pub trait OutputKind {
     fn directory(&self) -> Option<&'static str> {
         None
     }
+    /// Files written beside the output (a Paraver trace's `.pcf` and
+    /// `.row`): never an input either.
+    fn beside(&self, _cfg: &crate::cli::Config) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
     /// The sink writing to `place`, already created (a temporary file or
     /// directory), with T0 at `origin`, of the window `cut` of the run;
     /// `commit` makes it the output.
