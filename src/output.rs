@@ -309,6 +309,24 @@ fn start_writeback(file: &File, offset: u64, len: u64) {
 }
 
 impl Sink {
+    /// Appends the whole of `from` (read from its start): in the kernel
+    /// (`copy_file_range`) when the output is a file, else through a
+    /// buffer. A Paraver trace's records follow its header so.
+    pub fn append_file(&mut self, from: &mut File) -> io::Result<u64> {
+        use std::io::Seek;
+        from.rewind()?;
+        match self {
+            Sink::Temp { file, written, started, .. } => {
+                file.flush()?;
+                let n = io::copy(from, file)?;
+                *written += n;
+                *started = *written;
+                Ok(n)
+            }
+            _ => io::copy(from, self),
+        }
+    }
+
     /// Makes the written trace the output: syncs and renames a temporary
     /// file over the final name.
     pub fn commit(self, shown: &str) -> Result<()> {

@@ -36,6 +36,19 @@ pub const SCALE: f64 = 1000.0;
 /// millions), so a trace of both can be read together.
 pub const FIRST_TYPE: u32 = 1000;
 
+/// Where the records go: a writer that takes a whole file after what it
+/// was written (the output's file: in the kernel).
+pub trait Append: Write {
+    /// Appends the whole of `from`.
+    fn append(&mut self, from: &mut std::fs::File) -> io::Result<u64>;
+}
+
+impl Append for crate::output::Sink {
+    fn append(&mut self, from: &mut std::fs::File) -> io::Result<u64> {
+        self.append_file(from)
+    }
+}
+
 /// The three files' writers, before they are put in place.
 pub struct Files<W> {
     /// The `.prv`.
@@ -57,7 +70,7 @@ struct Row {
 }
 
 /// The encoder.
-pub struct Paraver<W: Write> {
+pub struct Paraver<W: Append> {
     files: Files<W>,
     body: sort::Reorder,
     origin: i64,
@@ -75,7 +88,7 @@ pub struct Paraver<W: Write> {
     prefixes: Vec<Box<[u8]>>,
 }
 
-impl<W: Write> Paraver<W> {
+impl<W: Append> Paraver<W> {
     /// An encoder writing `files`, its records first in a temporary file
     /// in `scratch`, times from `origin` (T0).
     pub fn new(files: Files<W>, scratch: &std::path::Path, origin: i64) -> io::Result<Self> {
@@ -330,7 +343,7 @@ enum Change {
     End,
 }
 
-impl<W: Write> Encoder for Paraver<W> {
+impl<W: Append> Encoder for Paraver<W> {
     // Messages are written whole, from both halves.
     const INTERVALS: bool = true;
 
@@ -417,7 +430,8 @@ impl<W: Write> Encoder for Paraver<W> {
     fn finish(mut self, _end: &RunEnd, stats: &mut SinkStats) -> io::Result<Files<W>> {
         let ftime = self.rel(self.last).max(0);
         let header = self.names.header(&self.actors, self.origin, ftime);
-        self.body.finish(header.as_bytes(), &mut self.files.prv)?;
+        self.files.prv.write_all(header.as_bytes())?;
+        self.files.prv.append(&mut self.body.finish()?)?;
         self.files.prv.flush()?;
         self.names.write_pcf(&mut self.files.pcf)?;
         self.files.pcf.flush()?;

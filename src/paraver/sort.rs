@@ -22,6 +22,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, Write};
 
+
 /// Bytes of records waiting before the open states are cut.
 pub const LIMIT: usize = 16 << 20;
 
@@ -167,15 +168,13 @@ impl Reorder {
         self.holds.let_messages_go();
     }
 
-    /// Every record, in order, after `header`, into `out`.
-    pub fn finish(mut self, header: &[u8], out: &mut impl Write) -> io::Result<()> {
+    /// Every record written, in order: the scratch file that holds them.
+    pub fn finish(mut self) -> io::Result<File> {
         self.holds = Holds::default();
         self.advance(i64::MAX)?;
         let mut body = self.body.into_inner().map_err(|e| e.into_error())?;
         body.rewind()?;
-        out.write_all(header)?;
-        io::copy(&mut body, out)?;
-        Ok(())
+        Ok(body)
     }
 }
 
@@ -300,9 +299,9 @@ mod tests {
     use super::*;
 
     fn written(r: Reorder) -> String {
-        let mut out = Vec::new();
-        r.finish(b"", &mut out).unwrap();
-        String::from_utf8(out).unwrap()
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut r.finish().unwrap(), &mut out).unwrap();
+        out
     }
 
     #[test]
