@@ -86,6 +86,7 @@ pub struct Paraver<W: Append> {
     line: Vec<u8>,
     /// `:cpu:appl:task:thread` of each thread, by its global number.
     prefixes: Vec<Box<[u8]>>,
+    last_actor: Option<(ContainerId, Actor)>,
 }
 
 impl<W: Append> Paraver<W> {
@@ -105,12 +106,26 @@ impl<W: Append> Paraver<W> {
             records: 0,
             line: Vec::with_capacity(128),
             prefixes: Vec::new(),
+            last_actor: None,
         })
     }
 
     fn actor<C: Catalogue + ?Sized>(&mut self, cat: &C, c: ContainerId) -> Option<Actor> {
-        let a = self.actors.of(cat, c)?;
-        self.names.learn(cat, &self.actors, a);
+        // Runs of events are mostly one container's (an archive's
+        // samples): the last one is kept at hand.
+        if let Some((last, a)) = self.last_actor.filter(|(l, _)| *l == c) {
+            debug_assert_eq!(last, c);
+            return Some(a);
+        }
+        let a = match self.actors.get(c) {
+            Some(a) => a,
+            None => {
+                let a = self.actors.of(cat, c)?;
+                self.names.learn(cat, &self.actors, a);
+                a
+            }
+        };
+        self.last_actor = Some((c, a));
         Some(a)
     }
 
@@ -235,6 +250,20 @@ impl<W: Append> Paraver<W> {
         self.put(since, Some(1 + a.global))
     }
 
+    /// An event record of one (type, value) pair: a point event's or a
+    /// variable's.
+    fn point<C: Catalogue + ?Sized>(&mut self, cat: &C, (c, ty): (ContainerId, TypeId), value: i64, t: i64) -> io::Result<()> {
+        let Some(a) = self.actor(cat, c) else {
+            return Ok(());
+        };
+        let code = self.ty(cat, ty);
+        self.head(b'2', a);
+        self.num(self.rel(t));
+        self.num(code);
+        self.num(value);
+        self.put(t, Some(0))
+    }
+
     /// The run is at `t`: what is final is written; past the limit of
     /// what may wait, every open state is cut at `t` ([`sort`]).
     fn advance(&mut self, book: &Book, t: i64) -> io::Result<()> {
@@ -291,34 +320,17 @@ impl<W: Append> Paraver<W> {
                 ty,
                 value,
             } => {
-                let Some(a) = self.actor(cat, container) else {
-                    return Ok(());
-                };
-                let code = self.ty(cat, ty);
+                // The type is named before its values.
+                self.ty(cat, ty);
                 self.names.event_value(cat, ty, value, book);
-                self.head(b'2', a);
-                self.num(self.rel(t));
-                self.num(code);
-                self.num(book.named.get(value.0) as i64 + 1);
-                self.put(t, Some(0))
+                self.point(cat, (container, ty), book.named.get(value.0) as i64 + 1, t)
             }
+            // `as` saturates: a value past ±9.2e15 is written at the bound.
             Op::SetVariable {
                 container,
                 ty,
                 value,
-            } => {
-                let Some(a) = self.actor(cat, container) else {
-                    return Ok(());
-                };
-                let code = self.ty(cat, ty);
-                self.head(b'2', a);
-                self.num(self.rel(t));
-                self.num(code);
-                // `as` saturates: a value past ±9.2e15 is written at the
-                // bound.
-                self.num((value * SCALE).round() as i64);
-                self.put(t, Some(0))
-            }
+            } => self.point(cat, (container, ty), (value * SCALE).round() as i64, t),
             Op::StartLink { from, key, .. } => {
                 self.actor(cat, from);
                 // Its record, of this time, comes when its end is met.
@@ -367,6 +379,9 @@ impl<W: Append> Encoder for Paraver<W> {
         ev: &Event,
         _state: bool,
     ) -> io::Result<()> {
+        // Nothing comes before the run's time but what is held: the
+        // records of this event need not wait for it.
+        self.body.advance(self.rel(ev.time))?;
         self.record(cat, book, ev)?;
         self.advance(book, ev.time)
     }
