@@ -113,8 +113,7 @@ impl<W: Append> Paraver<W> {
     fn actor<C: Catalogue + ?Sized>(&mut self, cat: &C, c: ContainerId) -> Option<Actor> {
         // Runs of events are mostly one container's (an archive's
         // samples): the last one is kept at hand.
-        if let Some((last, a)) = self.last_actor.filter(|(l, _)| *l == c) {
-            debug_assert_eq!(last, c);
+        if let Some((_, a)) = self.last_actor.filter(|(l, _)| *l == c) {
             return Some(a);
         }
         let a = match self.actors.get(c) {

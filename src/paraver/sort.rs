@@ -41,7 +41,7 @@ pub struct Reorder {
     /// Waiting records of streams that come in time order (the events;
     /// each thread's states), by stream; and the head of each, smallest
     /// first. A k-way merge: the heap holds a record a stream.
-    streams: Vec<VecDeque<((i64, u64), Box<[u8]>)>>,
+    streams: Vec<Stream>,
     heads: MinQueue<(i64, u64), u32>,
     /// Waiting records of no ordered stream (messages complete in any
     /// order).
@@ -90,10 +90,10 @@ impl Reorder {
             return Ok(());
         };
         if self.streams.len() <= n {
-            self.streams.resize_with(n + 1, VecDeque::new);
+            self.streams.resize_with(n + 1, Stream::default);
         }
         let q = &mut self.streams[n];
-        match q.back() {
+        match q.keys.back() {
             None => self.heads.push(key, n as u32),
             // Out of its stream's order after all: with the loose ones.
             Some((last, _)) if *last > key => {
@@ -102,7 +102,8 @@ impl Reorder {
             }
             Some(_) => {}
         }
-        q.push_back((key, line.into()));
+        q.keys.push_back((key, line.len() as u32));
+        q.bytes.extend(line);
         Ok(())
     }
 
@@ -114,22 +115,30 @@ impl Reorder {
         }
     }
 
-    /// Takes out the record of the smallest key.
-    fn pop(&mut self) -> Option<Box<[u8]>> {
+    /// Writes out the record of the smallest key; its length.
+    fn pop_into(&mut self) -> io::Result<usize> {
         let from_streams = match (self.heads.peek(), self.loose.first()) {
-            (None, None) => return None,
+            (None, None) => return Ok(0),
             (Some((a, _)), Some(b)) => *a < b,
             (a, _) => a.is_some(),
         };
         if !from_streams {
-            return self.loose.pop().map(|(_, l)| l);
+            let Some((_, line)) = self.loose.pop() else { return Ok(0) };
+            self.body.write_all(&line)?;
+            return Ok(line.len());
         }
-        let (_, &n) = self.heads.peek()?;
+        let Some((_, &n)) = self.heads.peek() else { return Ok(0) };
         let q = &mut self.streams[n as usize];
-        let (_, line) = q.pop_front()?;
-        let next = q.front().map(|(k, _)| (*k, n));
+        let Some((_, len)) = q.keys.pop_front() else { return Ok(0) };
+        let len = len as usize;
+        let (a, b) = q.bytes.as_slices();
+        let first = len.min(a.len());
+        self.body.write_all(&a[..first])?;
+        self.body.write_all(&b[..len - first])?;
+        q.bytes.drain(..len);
+        let next = q.keys.front().map(|(k, _)| (*k, n));
         self.heads.replace_top(next);
-        Some(line)
+        Ok(len)
     }
 
     /// Something open since `time`.
@@ -150,10 +159,7 @@ impl Reorder {
         }
         let mark = self.mark();
         while self.first().is_some_and(|(t, _)| t <= mark) {
-            if let Some(line) = self.pop() {
-                self.bytes -= line.len();
-                self.body.write_all(&line)?;
-            }
+            self.bytes -= self.pop_into()?;
         }
         Ok(())
     }
@@ -176,6 +182,15 @@ impl Reorder {
         body.rewind()?;
         Ok(body)
     }
+}
+
+/// The waiting records of one ordered stream: their keys and lengths,
+/// and their bytes one after the other in a ring (no allocation a
+/// record).
+#[derive(Default)]
+struct Stream {
+    keys: VecDeque<((i64, u64), u32)>,
+    bytes: VecDeque<u8>,
 }
 
 /// The holds, oldest first: a list through slots (one a thread, by its
