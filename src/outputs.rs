@@ -41,6 +41,16 @@ where
     })
 }
 
+/// The run of a format that takes intervals (for its messages) but has no
+/// reference points: the replay then never lists what is open (every 256
+/// Ki rows by default).
+fn whole(cut: Cut) -> Cut {
+    Cut {
+        points: crate::sink::Points::NONE,
+        ..cut
+    }
+}
+
 /// A file output's place and commit, as the file's encoder takes them.
 fn file_of(
     place: Place,
@@ -175,7 +185,7 @@ impl OutputKind for ParaverTrace {
             commit(f.prv)
         });
         let files = Files { prv, pcf, row };
-        replayed(move || Paraver::new(files, &scratch, origin), commit, cut)
+        replayed(move || Paraver::new(files, &scratch, origin), commit, whole(cut))
     }
 }
 
@@ -211,7 +221,7 @@ impl OutputKind for Otf2Archive {
         };
         let dir = out.dir().to_path_buf();
         let commit: CommitWith<()> = Box::new(move |()| commit(Place::Dir(out)));
-        replayed(move || crate::otf2::Otf2::create(&dir, origin), commit, cut)
+        replayed(move || crate::otf2::Otf2::create(&dir, origin), commit, whole(cut))
     }
 }
 
