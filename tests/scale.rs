@@ -276,8 +276,10 @@ fn a_generated_grid_of_hundreds_of_hosts_gathers_as_one_machine() {
     let o = integrador(&all);
     assert!(o.status.success(), "plan: {}", stderr(&o));
     let run = tmp.path().join("run");
+    // `@K@`, not `K`: xargs replaces it inside the paths too, and a
+    // temporary directory's random name may hold a K.
     let line = format!(
-        "seq 0 401 | xargs -P 2 -I K '{}' task '{}' K --tables '{}' -q",
+        "seq 0 401 | xargs -P 2 -I @K@ '{}' task '{}' @K@ --tables '{}' -q",
         env!("CARGO_BIN_EXE_integrador"),
         plan.display(),
         run.display()
