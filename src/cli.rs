@@ -497,7 +497,11 @@ impl Cli {
             sync_from_messages: self.sync_from_messages,
             write_sync: self.write_sync.clone(),
             hierarchy: self.hierarchy.clone(),
-            format: crate::outputs::Format::of(self.format, output.as_ref(), self.from.is_some() || self.to.is_some())?,
+            format: crate::outputs::Format::of(
+                self.format,
+                output.as_ref(),
+                self.from.is_some() || self.to.is_some(),
+            )?,
             output,
             tables: self.tables.clone(),
             report: self.report.clone(),

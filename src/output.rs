@@ -316,7 +316,12 @@ impl Sink {
         use std::io::Seek;
         from.rewind()?;
         match self {
-            Sink::Temp { file, written, started, .. } => {
+            Sink::Temp {
+                file,
+                written,
+                started,
+                ..
+            } => {
                 file.flush()?;
                 let n = io::copy(from, file)?;
                 *written += n;

@@ -106,9 +106,17 @@ impl Format {
     /// The format asked for, or the one `-o`'s name says; the formats
     /// other than Pajé write files beside one another, never to standard
     /// output, and a whole run (windows are Pajé's and the tables').
-    pub fn of(asked: Option<Format>, out: Option<&Output>, windowed: bool) -> crate::error::Result<Format> {
+    pub fn of(
+        asked: Option<Format>,
+        out: Option<&Output>,
+        windowed: bool,
+    ) -> crate::error::Result<Format> {
         let named = |ext: &str| matches!(out, Some(Output::File(p)) if p.extension().is_some_and(|e| e == ext));
-        let format = asked.unwrap_or(if named("prv") { Format::Paraver } else { Format::Paje });
+        let format = asked.unwrap_or(if named("prv") {
+            Format::Paraver
+        } else {
+            Format::Paje
+        });
         if format == Format::Paje {
             return Ok(format);
         }
@@ -173,9 +181,13 @@ impl OutputKind for ParaverTrace {
         // before it: a .prv in place always has its names beside it.
         let sibling = |ext: &str| -> io::Result<(crate::output::Sink, String)> {
             let p = path.with_extension(ext);
-            let t = Target::resolve(&Output::File(p)).map_err(|e| io::Error::other(e.to_string()))?;
+            let t =
+                Target::resolve(&Output::File(p)).map_err(|e| io::Error::other(e.to_string()))?;
             let shown = t.shown();
-            Ok((t.create().map_err(|e| io::Error::other(e.to_string()))?, shown))
+            Ok((
+                t.create().map_err(|e| io::Error::other(e.to_string()))?,
+                shown,
+            ))
         };
         let ((pcf, pcf_shown), (row, row_shown)) = (sibling("pcf")?, sibling("row")?);
         let scratch = crate::output::parent_dir(&path).to_path_buf();
@@ -185,7 +197,11 @@ impl OutputKind for ParaverTrace {
             commit(f.prv)
         });
         let files = Files { prv, pcf, row };
-        replayed(move || Paraver::new(files, &scratch, origin), commit, whole(cut))
+        replayed(
+            move || Paraver::new(files, &scratch, origin),
+            commit,
+            whole(cut),
+        )
     }
 }
 
@@ -221,7 +237,11 @@ impl OutputKind for Otf2Archive {
         };
         let dir = out.dir().to_path_buf();
         let commit: CommitWith<()> = Box::new(move |()| commit(Place::Dir(out)));
-        replayed(move || crate::otf2::Otf2::create(&dir, origin), commit, whole(cut))
+        replayed(
+            move || crate::otf2::Otf2::create(&dir, origin),
+            commit,
+            whole(cut),
+        )
     }
 }
 

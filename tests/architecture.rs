@@ -201,7 +201,13 @@ fn the_sink_seam_is_one_way() {
     }
     for f in &sources {
         let text = std::fs::read_to_string(f).unwrap();
-        for w in ["crate::sink", "crate::paje", "crate::paraver", "crate::otf2", "crate::outputs"] {
+        for w in [
+            "crate::sink",
+            "crate::paje",
+            "crate::paraver",
+            "crate::otf2",
+            "crate::outputs",
+        ] {
             assert!(
                 !text.contains(w),
                 "{} reaches the sinks: `{w}`",

@@ -45,7 +45,11 @@ fn have_otf2() -> bool {
         .args(["-c", "import otf2"])
         .output()
         .is_ok_and(|o| o.status.success());
-    (print && reader) || skip("INTEGRADOR_REQUIRE_OTF2", "otf2-print or python3-otf2 (apt-get install otf2-tools python3-otf2)")
+    (print && reader)
+        || skip(
+            "INTEGRADOR_REQUIRE_OTF2",
+            "otf2-print or python3-otf2 (apt-get install otf2-tools python3-otf2)",
+        )
 }
 
 fn paramedir() -> Option<PathBuf> {
@@ -56,7 +60,10 @@ fn paramedir() -> Option<PathBuf> {
     if found {
         Some(p)
     } else {
-        skip("INTEGRADOR_REQUIRE_PARAMEDIR", "BSC's paramedir ($INTEGRADOR_PARAMEDIR)");
+        skip(
+            "INTEGRADOR_REQUIRE_PARAMEDIR",
+            "BSC's paramedir ($INTEGRADOR_PARAMEDIR)",
+        );
         None
     }
 }
@@ -67,7 +74,10 @@ fn write_three(args: &[String], dir: &Path, name: &str, otf2: bool) -> (PathBuf,
     let paje = dir.join(format!("{name}.paje"));
     let prv = dir.join(format!("{name}.prv"));
     let archive = dir.join(format!("{name}.otf2"));
-    let mut outs = vec![vec!["-o", paje.to_str().unwrap()], vec!["-o", prv.to_str().unwrap()]];
+    let mut outs = vec![
+        vec!["-o", paje.to_str().unwrap()],
+        vec!["-o", prv.to_str().unwrap()],
+    ];
     if otf2 {
         outs.push(vec!["--format", "otf2", "-o", archive.to_str().unwrap()]);
     }
@@ -86,10 +96,22 @@ fn write_three(args: &[String], dir: &Path, name: &str, otf2: bool) -> (PathBuf,
 fn profile(paramedir: &Path, prv: &Path, name: &str) -> PathBuf {
     let out = prv.with_extension("profile.txt");
     let cfg = root().join("tests/paraver/state_profile.cfg");
-    let o = Command::new(paramedir).arg(prv).arg(&cfg).arg(&out).output().unwrap();
-    let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let o = Command::new(paramedir)
+        .arg(prv)
+        .arg(&cfg)
+        .arg(&out)
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(o.status.success(), "{name}: paramedir failed:\n{said}");
-    assert!(!said.contains("Error") && !said.contains("Unkwnown"), "{name}: paramedir said:\n{said}");
+    assert!(
+        !said.contains("Error") && !said.contains("Unkwnown"),
+        "{name}: paramedir said:\n{said}"
+    );
     assert!(out.is_file(), "{name}: paramedir wrote no profile:\n{said}");
     out
 }
@@ -97,9 +119,20 @@ fn profile(paramedir: &Path, prv: &Path, name: &str) -> PathBuf {
 fn otf2_print_accepts(anchor: &Path, name: &str) {
     let o = Command::new("otf2-print").arg(anchor).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success() && err.trim().is_empty(), "{name}: otf2-print said:\n{err}");
-    let g = Command::new("otf2-print").arg("-G").arg(anchor).output().unwrap();
-    assert!(g.status.success(), "{name}: otf2-print -G: {}", String::from_utf8_lossy(&g.stderr));
+    assert!(
+        o.status.success() && err.trim().is_empty(),
+        "{name}: otf2-print said:\n{err}"
+    );
+    let g = Command::new("otf2-print")
+        .arg("-G")
+        .arg(anchor)
+        .output()
+        .unwrap();
+    assert!(
+        g.status.success(),
+        "{name}: otf2-print -G: {}",
+        String::from_utf8_lossy(&g.stderr)
+    );
 }
 
 #[test]
@@ -126,14 +159,25 @@ fn every_run_reads_the_same_in_paraver_and_otf2_as_in_pj_dump() {
             check.extend(["--otf2".into(), anchor.display().to_string()]);
         }
         if let Some(p) = &paramedir {
-            check.extend(["--profile".into(), profile(p, &prv, name).display().to_string()]);
+            check.extend([
+                "--profile".into(),
+                profile(p, &prv, name).display().to_string(),
+            ]);
         }
         // The script reads OTF2 with the system's Python; without OTF2 any
         // python3 does.
-        let py = if otf2 { otf2_python() } else { "python3".into() };
+        let py = if otf2 {
+            otf2_python()
+        } else {
+            "python3".into()
+        };
         let o = Command::new(py).args(&check).output().unwrap();
         let said = String::from_utf8_lossy(&o.stdout);
-        assert!(o.status.success(), "{name}:\n{said}{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{name}:\n{said}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         eprintln!("{name}:\n{said}");
     }
 }
@@ -149,21 +193,34 @@ fn the_same_inputs_give_the_same_bytes() {
     if otf2 {
         files.push("run.otf2/traces.def".into());
         for e in std::fs::read_dir(a.path().join("run.otf2/traces")).unwrap() {
-            files.push(format!("run.otf2/traces/{}", e.unwrap().file_name().to_string_lossy()));
+            files.push(format!(
+                "run.otf2/traces/{}",
+                e.unwrap().file_name().to_string_lossy()
+            ));
         }
         // libotf2 gives every archive a random trace identifier (its own
         // mark of a trace's identity, with no call to set it): the anchor
         // file says the same but for that.
         let anchor = |d: &Path| {
-            let o = Command::new("otf2-print").arg("-A").arg(d.join("run.otf2/traces.otf2")).output().unwrap();
+            let o = Command::new("otf2-print")
+                .arg("-A")
+                .arg(d.join("run.otf2/traces.otf2"))
+                .output()
+                .unwrap();
             let text = String::from_utf8_lossy(&o.stdout).into_owned();
-            text.lines().filter(|l| !l.starts_with("Trace identifier")).collect::<Vec<_>>().join("\n")
+            text.lines()
+                .filter(|l| !l.starts_with("Trace identifier"))
+                .collect::<Vec<_>>()
+                .join("\n")
         };
         assert_eq!(anchor(a.path()), anchor(b.path()));
     }
     assert!(files.len() > 4 || !otf2, "no event files: {files:?}");
     for f in files {
-        let (x, y) = (std::fs::read(a.path().join(&f)).unwrap(), std::fs::read(b.path().join(&f)).unwrap());
+        let (x, y) = (
+            std::fs::read(a.path().join(&f)).unwrap(),
+            std::fs::read(b.path().join(&f)).unwrap(),
+        );
         assert!(x == y, "{f} differs between two runs");
     }
 }
@@ -173,13 +230,24 @@ fn format_mistakes_are_usage_errors_and_leave_nothing() {
     let d = tempdir();
     let clog = root().join("examples/pingpong-localhost/mpi_pingpong.clog2");
     let nodes = root().join("examples/pingpong-localhost/mpi.nodes");
-    let base = ["-mpi", clog.to_str().unwrap(), "-mpinodes", nodes.to_str().unwrap()];
+    let base = [
+        "-mpi",
+        clog.to_str().unwrap(),
+        "-mpinodes",
+        nodes.to_str().unwrap(),
+    ];
     let prv = d.path().join("x.prv");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--format", "paraver", "-o", "-"], "not `-`"),
         (vec!["--format", "otf2", "-o", "-"], "not `-`"),
-        (vec!["--format", "paraver", "-o", "x.paje"], "names the .prv"),
-        (vec!["--from", "+1s", "-o", prv.to_str().unwrap()], "whole run"),
+        (
+            vec!["--format", "paraver", "-o", "x.paje"],
+            "names the .prv",
+        ),
+        (
+            vec!["--from", "+1s", "-o", prv.to_str().unwrap()],
+            "whole run",
+        ),
         (vec!["--format", "nonsense", "-o", "x"], "nonsense"),
     ];
     for (extra, says) in cases {
@@ -197,22 +265,44 @@ fn format_mistakes_are_usage_errors_and_leave_nothing() {
     all.extend(["--format", "otf2", "-o", theirs.to_str().unwrap()]);
     let o = integrador(&all);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert_eq!(std::fs::read_to_string(theirs.join("notes.txt")).unwrap(), "mine");
+    assert_eq!(
+        std::fs::read_to_string(theirs.join("notes.txt")).unwrap(),
+        "mine"
+    );
     // The .pcf beside the .prv is never an input.
     let input = d.path().join("y.pcf");
-    std::fs::copy(root().join("examples/pingpong-localhost/ganglia.traced"), &input).unwrap();
+    std::fs::copy(
+        root().join("examples/pingpong-localhost/ganglia.traced"),
+        &input,
+    )
+    .unwrap();
     let before = std::fs::read(&input).unwrap();
     let y = d.path().join("y.prv");
-    let o = integrador(&["-ganglia", input.to_str().unwrap(), "-o", y.to_str().unwrap()]);
+    let o = integrador(&[
+        "-ganglia",
+        input.to_str().unwrap(),
+        "-o",
+        y.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(std::fs::read(&input).unwrap(), before);
     assert!(!y.exists());
     // A run that fails on its input leaves none of the three files.
     let bad = d.path().join("bad.clog2");
     std::fs::write(&bad, b"not a clog2 file at all, far too short").unwrap();
-    let o = integrador(&["-mpi", bad.to_str().unwrap(), "-mpinodes", nodes.to_str().unwrap(), "-o", prv.to_str().unwrap()]);
+    let o = integrador(&[
+        "-mpi",
+        bad.to_str().unwrap(),
+        "-mpinodes",
+        nodes.to_str().unwrap(),
+        "-o",
+        prv.to_str().unwrap(),
+    ]);
     assert_ne!(o.status.code(), Some(0));
-    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert!(
         !left.iter().any(|f| {
             let f = f.to_string_lossy();
@@ -272,13 +362,21 @@ fn the_paraver_check_rejects_a_damaged_trace() {
     let mut unknown_state = lines.clone();
     let bad_state = format!("{}:999", lines[state].rsplit_once(':').unwrap().0);
     unknown_state[state] = &bad_state;
-    for (what, body) in [("order", swapped), ("thread", unknown_thread), ("state", unknown_state)] {
+    for (what, body) in [
+        ("order", swapped),
+        ("thread", unknown_thread),
+        ("state", unknown_state),
+    ] {
         let copy = d.path().join(format!("{what}.prv"));
         std::fs::write(&copy, body.join("\n") + "\n").unwrap();
         for ext in ["pcf", "row"] {
             std::fs::copy(prv.with_extension(ext), copy.with_extension(ext)).unwrap();
         }
         let o = check(&copy);
-        assert!(!o.status.success(), "{what}: a damaged trace passed:\n{}", String::from_utf8_lossy(&o.stdout));
+        assert!(
+            !o.status.success(),
+            "{what}: a damaged trace passed:\n{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
     }
 }

@@ -59,17 +59,21 @@ impl Defs {
         }
         let mut chain = Vec::new();
         let mut at = Some(node);
-        while let Some(c) = at.filter(|c| *c != ContainerId::ROOT && !self.tree_of.contains_key(c)) {
+        while let Some(c) = at.filter(|c| *c != ContainerId::ROOT && !self.tree_of.contains_key(c))
+        {
             chain.push(c);
             at = cat.container(c).parent;
         }
         for c in chain.into_iter().rev() {
             let def = cat.container(c);
-            let parent = def.parent.and_then(|p| self.tree_of.get(&p).copied()).unwrap_or(0);
-            let class = cat
-                .type_def(def.ty)
-                .role
-                .map_or_else(|| cat.type_def(def.ty).name.to_string(), |r| r.as_str().to_string());
+            let parent = def
+                .parent
+                .and_then(|p| self.tree_of.get(&p).copied())
+                .unwrap_or(0);
+            let class = cat.type_def(def.ty).role.map_or_else(
+                || cat.type_def(def.ty).name.to_string(),
+                |r| r.as_str().to_string(),
+            );
             let (name, class) = (self.string(&def.name), self.string(&class));
             self.tree_of.insert(c, self.tree.len() as u32);
             self.tree.push((name, class, parent));
@@ -78,7 +82,14 @@ impl Defs {
 
     /// A location of the container `c` (of its row `ty`, when not its
     /// first), in its task's location group.
-    pub fn location<C: Catalogue + ?Sized>(&mut self, cat: &C, actors: &Actors, c: ContainerId, id: u64, ty: Option<TypeId>) {
+    pub fn location<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        actors: &Actors,
+        c: ContainerId,
+        id: u64,
+        ty: Option<TypeId>,
+    ) {
         let Some(a) = actors.get(c) else { return };
         let group = match self.group_of.get(&(a.app, a.task)) {
             Some(&g) => g,
@@ -108,7 +119,10 @@ impl Defs {
             return r;
         }
         let def = cat.value(v);
-        let (name, row) = (self.string(&def.name), self.string(&cat.type_def(def.ty).name));
+        let (name, row) = (
+            self.string(&def.name),
+            self.string(&cat.type_def(def.ty).name),
+        );
         let r = self.regions.len() as u32;
         self.regions.push((name, row));
         self.region_of.insert(v.0, r);
@@ -121,7 +135,10 @@ impl Defs {
             return m;
         }
         let def = cat.type_def(ty);
-        let (name, unit) = (self.string(&def.name), self.string(def.unit.as_deref().unwrap_or("")));
+        let (name, unit) = (
+            self.string(&def.name),
+            self.string(def.unit.as_deref().unwrap_or("")),
+        );
         let m = self.metrics.len() as u32;
         self.metrics.push((name, unit));
         self.metric_of.insert(ty.0, m);
@@ -129,7 +146,12 @@ impl Defs {
     }
 
     /// The parameter of an event type, and the string of a value.
-    pub fn parameter<C: Catalogue + ?Sized>(&mut self, cat: &C, ty: TypeId, v: ValueId) -> (u32, u32) {
+    pub fn parameter<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        ty: TypeId,
+        v: ValueId,
+    ) -> (u32, u32) {
         let p = match self.parameter_of.get(&ty.0) {
             Some(&p) => p,
             None => {
@@ -155,7 +177,14 @@ impl Defs {
     }
 
     /// Every global definition, referenced ones first.
-    pub fn write(&mut self, lib: &Lib, archive: Handle, offset: u64, length: u64, events: &[u64]) -> io::Result<()> {
+    pub fn write(
+        &mut self,
+        lib: &Lib,
+        archive: Handle,
+        offset: u64,
+        length: u64,
+        events: &[u64],
+    ) -> io::Result<()> {
         let comm_name = self.string("messages");
         // SAFETY: the archive is open; every string and array lives
         // through its call.
@@ -164,44 +193,107 @@ impl Defs {
             if w.is_null() {
                 return Err(io::Error::other("OTF2: no global definition writer"));
             }
-            lib.check((lib.clock_properties)(w, 1_000_000_000, offset, length, offset), "clock")?;
+            lib.check(
+                (lib.clock_properties)(w, 1_000_000_000, offset, length, offset),
+                "clock",
+            )?;
             for (i, s) in self.strings.iter().enumerate() {
                 let c = CString::new(s.replace('\0', " ")).map_err(io::Error::other)?;
                 lib.check((lib.string)(w, i as u32, c.as_ptr()), "string")?;
             }
             for (i, &(name, class, parent)) in self.tree.iter().enumerate() {
-                lib.check((lib.system_tree_node)(w, i as u32, name, class, parent), "system tree")?;
+                lib.check(
+                    (lib.system_tree_node)(w, i as u32, name, class, parent),
+                    "system tree",
+                )?;
             }
             for (i, &(name, stn)) in self.groups.iter().enumerate() {
                 let g = ffi::LOCATION_GROUP_PROCESS;
-                lib.check((lib.location_group)(w, i as u32, name, g, stn, ffi::UNDEFINED_U32), "location group")?;
+                lib.check(
+                    (lib.location_group)(w, i as u32, name, g, stn, ffi::UNDEFINED_U32),
+                    "location group",
+                )?;
             }
             for (i, &(name, group)) in self.locations.iter().enumerate() {
                 let n = events.get(i).copied().unwrap_or(0);
-                lib.check((lib.location)(w, i as u64, name, ffi::LOCATION_CPU_THREAD, n, group), "location")?;
+                lib.check(
+                    (lib.location)(w, i as u64, name, ffi::LOCATION_CPU_THREAD, n, group),
+                    "location",
+                )?;
             }
             for (i, &(name, row)) in self.regions.iter().enumerate() {
-                let (role, paradigm, flags, none) = (ffi::REGION_ROLE_FUNCTION, ffi::PARADIGM_USER, ffi::REGION_FLAG_NONE, ffi::UNDEFINED_U32);
-                lib.check((lib.region)(w, i as u32, name, name, row, role, paradigm, flags, none, 0, 0), "region")?;
+                let (role, paradigm, flags, none) = (
+                    ffi::REGION_ROLE_FUNCTION,
+                    ffi::PARADIGM_USER,
+                    ffi::REGION_FLAG_NONE,
+                    ffi::UNDEFINED_U32,
+                );
+                lib.check(
+                    (lib.region)(
+                        w, i as u32, name, name, row, role, paradigm, flags, none, 0, 0,
+                    ),
+                    "region",
+                )?;
             }
             if !self.ranks.is_empty() {
                 let n = self.ranks.len() as u32;
                 let none = ffi::UNDEFINED_U32;
                 let (p, f) = (ffi::PARADIGM_MPI, ffi::GROUP_FLAG_NONE);
-                lib.check((lib.group)(w, 0, comm_name, ffi::GROUP_COMM_LOCATIONS, p, f, n, self.ranks.as_ptr()), "group")?;
+                lib.check(
+                    (lib.group)(
+                        w,
+                        0,
+                        comm_name,
+                        ffi::GROUP_COMM_LOCATIONS,
+                        p,
+                        f,
+                        n,
+                        self.ranks.as_ptr(),
+                    ),
+                    "group",
+                )?;
                 let members: Vec<u64> = (0..n as u64).collect();
-                lib.check((lib.group)(w, 1, comm_name, ffi::GROUP_COMM_GROUP, p, f, n, members.as_ptr()), "group")?;
-                lib.check((lib.comm)(w, COMM, comm_name, 1, none, ffi::COMM_FLAG_NONE), "communicator")?;
+                lib.check(
+                    (lib.group)(
+                        w,
+                        1,
+                        comm_name,
+                        ffi::GROUP_COMM_GROUP,
+                        p,
+                        f,
+                        n,
+                        members.as_ptr(),
+                    ),
+                    "group",
+                )?;
+                lib.check(
+                    (lib.comm)(w, COMM, comm_name, 1, none, ffi::COMM_FLAG_NONE),
+                    "communicator",
+                )?;
             }
             for (i, &(name, unit)) in self.metrics.iter().enumerate() {
-                let (t, m, v, b) = (ffi::METRIC_TYPE_OTHER, ffi::METRIC_ABSOLUTE_NEXT, ffi::TYPE_DOUBLE, ffi::BASE_DECIMAL);
-                lib.check((lib.metric_member)(w, i as u32, name, name, t, m, v, b, 0, unit), "metric member")?;
+                let (t, m, v, b) = (
+                    ffi::METRIC_TYPE_OTHER,
+                    ffi::METRIC_ABSOLUTE_NEXT,
+                    ffi::TYPE_DOUBLE,
+                    ffi::BASE_DECIMAL,
+                );
+                lib.check(
+                    (lib.metric_member)(w, i as u32, name, name, t, m, v, b, 0, unit),
+                    "metric member",
+                )?;
                 let members = [i as u32];
                 let (o, k) = (ffi::METRIC_ASYNCHRONOUS, ffi::RECORDER_KIND_ABSTRACT);
-                lib.check((lib.metric_class)(w, i as u32, 1, members.as_ptr(), o, k), "metric class")?;
+                lib.check(
+                    (lib.metric_class)(w, i as u32, 1, members.as_ptr(), o, k),
+                    "metric class",
+                )?;
             }
             for (i, &name) in self.parameters.iter().enumerate() {
-                lib.check((lib.parameter)(w, i as u32, name, ffi::PARAMETER_STRING), "parameter")?;
+                lib.check(
+                    (lib.parameter)(w, i as u32, name, ffi::PARAMETER_STRING),
+                    "parameter",
+                )?;
             }
         }
         Ok(())

@@ -153,7 +153,9 @@ impl Lib {
                 CStr::from_ptr(p).to_string_lossy().into_owned()
             }
         };
-        Err(std::io::Error::other(format!("OTF2 {what}: {text} (code {code})")))
+        Err(std::io::Error::other(format!(
+            "OTF2 {what}: {text} (code {code})"
+        )))
     }
 }
 

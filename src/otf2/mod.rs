@@ -125,7 +125,10 @@ impl Otf2 {
             .map_err(io::Error::other)?;
         // SAFETY: the archive is open; the callbacks are static.
         unsafe {
-            lib.check((lib.set_flush)(archive, &CALLBACKS, std::ptr::null_mut()), "flush callbacks")?;
+            lib.check(
+                (lib.set_flush)(archive, &CALLBACKS, std::ptr::null_mut()),
+                "flush callbacks",
+            )?;
             lib.check((lib.set_serial)(archive), "collective callbacks")?;
             lib.check((lib.set_creator)(archive, creator.as_ptr()), "creator")?;
             lib.check((lib.open_evt_files)(archive), "event files")?;
@@ -139,7 +142,12 @@ impl Otf2 {
 
     /// The location of a container's row `ty` (its first location for
     /// `None`), made on first use.
-    fn loc<C: Catalogue + ?Sized>(&mut self, cat: &C, c: ContainerId, ty: Option<TypeId>) -> Option<u64> {
+    fn loc<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        c: ContainerId,
+        ty: Option<TypeId>,
+    ) -> Option<u64> {
         // One lookup for every event but a container's first few: its
         // first location is also kept as the row of no type.
         let key = (c, ty.unwrap_or(TypeId(u32::MAX)));
@@ -151,7 +159,12 @@ impl Otf2 {
         Some(l)
     }
 
-    fn new_lane<C: Catalogue + ?Sized>(&mut self, cat: &C, c: ContainerId, ty: Option<TypeId>) -> Option<u64> {
+    fn new_lane<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        c: ContainerId,
+        ty: Option<TypeId>,
+    ) -> Option<u64> {
         let actor = self.actors.of(cat, c)?;
         self.defs.learn(cat, &self.actors, actor);
         let (first, taken) = match self.first.get(&c) {
@@ -171,7 +184,12 @@ impl Otf2 {
         Some(first)
     }
 
-    fn new_loc<C: Catalogue + ?Sized>(&mut self, cat: &C, c: ContainerId, ty: Option<TypeId>) -> Option<u64> {
+    fn new_loc<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        c: ContainerId,
+        ty: Option<TypeId>,
+    ) -> Option<u64> {
         let id = self.locs.len() as u64;
         // SAFETY: the archive's event files are open.
         let writer = unsafe { (self.lib.evt_writer)(self.archive, id) };
@@ -198,7 +216,11 @@ impl Otf2 {
     }
 
     fn write(&mut self, loc: u64, r: Rec) -> io::Result<()> {
-        let (lib, w, null) = (self.lib, self.locs[loc as usize].writer, std::ptr::null_mut());
+        let (lib, w, null) = (
+            self.lib,
+            self.locs[loc as usize].writer,
+            std::ptr::null_mut(),
+        );
         self.records += 1;
         // SAFETY: the writer belongs to the open archive; the value
         // arrays live through the call.
@@ -212,8 +234,12 @@ impl Otf2 {
                     (lib.metric)(w, null, t, metric, 1, ty.as_ptr(), value.as_ptr())
                 }
                 Rec::Param(t, p, s) => (lib.parameter_string)(w, null, t, p, s),
-                Rec::Send(t, peer, tag, len) => (lib.mpi_send)(w, null, t, peer, defs::COMM, tag, len),
-                Rec::Recv(t, peer, tag, len) => (lib.mpi_recv)(w, null, t, peer, defs::COMM, tag, len),
+                Rec::Send(t, peer, tag, len) => {
+                    (lib.mpi_send)(w, null, t, peer, defs::COMM, tag, len)
+                }
+                Rec::Recv(t, peer, tag, len) => {
+                    (lib.mpi_recv)(w, null, t, peer, defs::COMM, tag, len)
+                }
                 Rec::Await(..) => {
                     self.records -= 1;
                     return Ok(());
@@ -238,7 +264,10 @@ impl Otf2 {
     /// The message `key`'s half waiting at `loc` becomes `r`.
     fn meet(&mut self, loc: u64, key: LinkKey, send: bool, r: Rec) -> io::Result<()> {
         let q = &mut self.locs[loc as usize].waiting;
-        if let Some(slot) = q.iter_mut().find(|x| matches!(x, Rec::Await(k, s) if *k == key && *s == send)) {
+        if let Some(slot) = q
+            .iter_mut()
+            .find(|x| matches!(x, Rec::Await(k, s) if *k == key && *s == send))
+        {
             *slot = r;
         }
         self.drain(loc)
@@ -278,37 +307,77 @@ impl Encoder for Otf2 {
     // A message is written from both halves.
     const INTERVALS: bool = true;
 
-    fn event<C: Catalogue + ?Sized>(&mut self, cat: &C, _: &Book, ev: &Event, _: bool) -> io::Result<()> {
+    fn event<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        _: &Book,
+        ev: &Event,
+        _: bool,
+    ) -> io::Result<()> {
         let t = ev.time;
         self.last = self.last.max(t);
         match ev.op {
-            Op::SetState { container, ty, value } => self.state(cat, (container, ty), None, Some(value), t),
-            Op::PushState { container, ty, value } => self.state(cat, (container, ty), Some(0), Some(value), t),
+            Op::SetState {
+                container,
+                ty,
+                value,
+            } => self.state(cat, (container, ty), None, Some(value), t),
+            Op::PushState {
+                container,
+                ty,
+                value,
+            } => self.state(cat, (container, ty), Some(0), Some(value), t),
             Op::PopState { container, ty } => self.state(cat, (container, ty), Some(1), None, t),
             Op::EndState { .. } => Ok(()),
-            Op::NewEvent { container, ty, value } => {
-                let Some(loc) = self.loc(cat, container, None) else { return Ok(()) };
+            Op::NewEvent {
+                container,
+                ty,
+                value,
+            } => {
+                let Some(loc) = self.loc(cat, container, None) else {
+                    return Ok(());
+                };
                 let (p, s) = self.defs.parameter(cat, ty, value);
                 self.put(loc, Rec::Param(self.time(t), p, s))
             }
-            Op::SetVariable { container, ty, value } => {
-                let Some(loc) = self.loc(cat, container, None) else { return Ok(()) };
+            Op::SetVariable {
+                container,
+                ty,
+                value,
+            } => {
+                let Some(loc) = self.loc(cat, container, None) else {
+                    return Ok(());
+                };
                 let m = self.defs.metric(cat, ty);
                 self.put(loc, Rec::Metric(self.time(t), m, value))
             }
             Op::StartLink { from, key, .. } => {
-                let Some(loc) = self.loc(cat, from, None) else { return Ok(()) };
+                let Some(loc) = self.loc(cat, from, None) else {
+                    return Ok(());
+                };
                 self.put(loc, Rec::Await(key, true))
             }
             Op::EndLink { to, key, .. } => {
-                let Some(loc) = self.loc(cat, to, None) else { return Ok(()) };
+                let Some(loc) = self.loc(cat, to, None) else {
+                    return Ok(());
+                };
                 self.put(loc, Rec::Await(key, false))
             }
         }
     }
 
     fn span<C: Catalogue + ?Sized>(&mut self, cat: &C, _: &Book, s: &Span) -> io::Result<()> {
-        let Span::Link { from, to, start, end, key, size, tag, .. } = *s else {
+        let Span::Link {
+            from,
+            to,
+            start,
+            end,
+            key,
+            size,
+            tag,
+            ..
+        } = *s
+        else {
             return Ok(());
         };
         let (Some(a), Some(b)) = (self.loc(cat, from, None), self.loc(cat, to, None)) else {
@@ -320,9 +389,20 @@ impl Encoder for Otf2 {
         self.meet(b, key, false, Rec::Recv(self.time(end), ra, tag, len))
     }
 
-    fn destroy<C: Catalogue + ?Sized>(&mut self, cat: &C, _: &Book, c: ContainerId, time: i64) -> io::Result<()> {
+    fn destroy<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        _: &Book,
+        c: ContainerId,
+        time: i64,
+    ) -> io::Result<()> {
         self.last = self.last.max(time);
-        let mut rows: Vec<TypeId> = self.stacks.keys().filter(|(x, _)| *x == c).map(|&(_, t)| t).collect();
+        let mut rows: Vec<TypeId> = self
+            .stacks
+            .keys()
+            .filter(|(x, _)| *x == c)
+            .map(|&(_, t)| t)
+            .collect();
         rows.sort_unstable_by_key(|t| t.0);
         for ty in rows {
             self.state(cat, (c, ty), None, None, time)?;
@@ -352,7 +432,10 @@ impl Encoder for Otf2 {
             // SAFETY: each writer is closed once, after its last event.
             unsafe {
                 lib.check((lib.events_of)(l.writer, &mut n), "event count")?;
-                lib.check((lib.close_evt_writer)(archive, l.writer), "closing a location")?;
+                lib.check(
+                    (lib.close_evt_writer)(archive, l.writer),
+                    "closing a location",
+                )?;
             }
             counts.push(n);
         }
@@ -366,10 +449,14 @@ impl Encoder for Otf2 {
                     lib.check((lib.close_def_writer)(archive, w), "local definitions")?;
                 }
             }
-            lib.check((lib.close_def_files)(archive), "closing the definition files")?;
+            lib.check(
+                (lib.close_def_files)(archive),
+                "closing the definition files",
+            )?;
         }
         let end = self.time(self.last - self.origin);
-        self.defs.write(lib, archive, self.time(self.origin), end, &counts)?;
+        self.defs
+            .write(lib, archive, self.time(self.origin), end, &counts)?;
         self.archive = std::ptr::null_mut();
         // SAFETY: closed once; the handle is not used again.
         unsafe { lib.check((lib.archive_close)(archive), "closing the archive")? };

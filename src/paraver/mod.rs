@@ -251,7 +251,13 @@ impl<W: Append> Paraver<W> {
 
     /// An event record of one (type, value) pair: a point event's or a
     /// variable's.
-    fn point<C: Catalogue + ?Sized>(&mut self, cat: &C, (c, ty): (ContainerId, TypeId), value: i64, t: i64) -> io::Result<()> {
+    fn point<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        (c, ty): (ContainerId, TypeId),
+        value: i64,
+        t: i64,
+    ) -> io::Result<()> {
         let Some(a) = self.actor(cat, c) else {
             return Ok(());
         };
@@ -295,7 +301,12 @@ impl<W: Append> Paraver<W> {
     }
 
     /// The records of one event.
-    fn record<C: Catalogue + ?Sized>(&mut self, cat: &C, book: &Book, ev: &Event) -> io::Result<()> {
+    fn record<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        book: &Book,
+        ev: &Event,
+    ) -> io::Result<()> {
         let t = ev.time;
         self.last = self.last.max(t);
         match ev.op {
@@ -333,7 +344,8 @@ impl<W: Append> Paraver<W> {
             Op::StartLink { from, key, .. } => {
                 self.actor(cat, from);
                 // Its record, of this time, comes when its end is met.
-                self.body.hold(self.rel(t), Hold::Message(key.channel, key.seq));
+                self.body
+                    .hold(self.rel(t), Hold::Message(key.channel, key.seq));
                 Ok(())
             }
             Op::EndLink { to, .. } => {

@@ -50,7 +50,8 @@ impl Names {
             }
         }
         if a.global as usize == self.threads.len() {
-            self.threads.push(Actors::path(cat, actors.threads[a.global as usize]));
+            self.threads
+                .push(Actors::path(cat, actors.threads[a.global as usize]));
         }
     }
 
@@ -61,7 +62,11 @@ impl Names {
         let mut values = BTreeMap::new();
         match def.kind {
             TypeKind::Variable => {
-                let unit = def.unit.as_deref().map(|u| format!(" {u}")).unwrap_or_default();
+                let unit = def
+                    .unit
+                    .as_deref()
+                    .map(|u| format!(" {u}"))
+                    .unwrap_or_default();
                 label = format!("{label} (x{SCALE}{unit})");
             }
             _ if is_state(cat, ty) => {
@@ -89,7 +94,13 @@ impl Names {
     }
 
     /// A point event's value.
-    pub fn event_value<C: Catalogue + ?Sized>(&mut self, cat: &C, ty: TypeId, v: ValueId, book: &Book) {
+    pub fn event_value<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        ty: TypeId,
+        v: ValueId,
+        book: &Book,
+    ) {
         if !self.seen_values.insert((ty.0, v.0)) {
             return;
         }
@@ -123,7 +134,11 @@ impl Names {
         .map(|d| d.format("%d/%m/%Y at %H:%M").to_string())
         .unwrap_or_else(|| "01/01/1970 at 00:00".to_string());
         let cpus = vec!["1"; actors.nodes.len()].join(",");
-        let mut h = format!("#Paraver ({date}):{ftime}_ns:{}({cpus}):{}", actors.nodes.len(), actors.apps.len());
+        let mut h = format!(
+            "#Paraver ({date}):{ftime}_ns:{}({cpus}):{}",
+            actors.nodes.len(),
+            actors.apps.len()
+        );
         for app in &actors.apps {
             let tasks: Vec<String> = app
                 .tasks

@@ -22,7 +22,6 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, Write};
 
-
 /// Bytes of records waiting before the open states are cut.
 pub const LIMIT: usize = 16 << 20;
 
@@ -123,13 +122,19 @@ impl Reorder {
             (a, _) => a.is_some(),
         };
         if !from_streams {
-            let Some((_, line)) = self.loose.pop() else { return Ok(0) };
+            let Some((_, line)) = self.loose.pop() else {
+                return Ok(0);
+            };
             self.body.write_all(&line)?;
             return Ok(line.len());
         }
-        let Some((_, &n)) = self.heads.peek() else { return Ok(0) };
+        let Some((_, &n)) = self.heads.peek() else {
+            return Ok(0);
+        };
         let q = &mut self.streams[n as usize];
-        let Some((_, len)) = q.keys.pop_front() else { return Ok(0) };
+        let Some((_, len)) = q.keys.pop_front() else {
+            return Ok(0);
+        };
         let len = len as usize;
         let (a, b) = q.bytes.as_slices();
         let first = len.min(a.len());
@@ -225,13 +230,22 @@ impl Holds {
 
     fn slot_of(&mut self, what: Hold, make: bool) -> Option<u32> {
         let found = match what {
-            Hold::State(n) => self.thread_slot.get(n as usize).copied().filter(|&s| s != u32::MAX),
+            Hold::State(n) => self
+                .thread_slot
+                .get(n as usize)
+                .copied()
+                .filter(|&s| s != u32::MAX),
             Hold::Message(c, q) => self.message_slot.get(&(c, q)).copied(),
         };
         if found.is_some() || !make {
             return found;
         }
-        let blank = Slot { time: 0, prev: None, next: None, linked: false };
+        let blank = Slot {
+            time: 0,
+            prev: None,
+            next: None,
+            linked: false,
+        };
         let slot = self.free.pop().unwrap_or_else(|| {
             self.slots.push(blank);
             self.slots.len() as u32 - 1
@@ -252,7 +266,9 @@ impl Holds {
     }
 
     fn unlink(&mut self, s: u32) {
-        let Slot { prev, next, linked, .. } = self.slots[s as usize];
+        let Slot {
+            prev, next, linked, ..
+        } = self.slots[s as usize];
         if !linked {
             return;
         }
@@ -268,7 +284,9 @@ impl Holds {
     }
 
     fn hold(&mut self, time: i64, what: Hold) {
-        let Some(s) = self.slot_of(what, true) else { return };
+        let Some(s) = self.slot_of(what, true) else {
+            return;
+        };
         self.unlink(s);
         // After the last hold of a time not later (a hold taken earlier
         // than the latest is put in its place).
@@ -280,7 +298,12 @@ impl Holds {
             Some(a) => self.slots[a as usize].next,
             None => self.head,
         };
-        self.slots[s as usize] = Slot { time, prev: after, next, linked: true };
+        self.slots[s as usize] = Slot {
+            time,
+            prev: after,
+            next,
+            linked: true,
+        };
         match after {
             Some(a) => self.slots[a as usize].next = Some(s),
             None => self.head = Some(s),
@@ -292,7 +315,9 @@ impl Holds {
     }
 
     fn release(&mut self, what: Hold) {
-        let Some(s) = self.slot_of(what, false) else { return };
+        let Some(s) = self.slot_of(what, false) else {
+            return;
+        };
         self.unlink(s);
         if let Hold::Message(c, q) = what {
             self.message_slot.remove(&(c, q));
