@@ -61,11 +61,9 @@ pub struct Files<W> {
 
 /// One state row's stack, and for a thread's Paraver state the start of
 /// the level on top.
-#[derive(Default)]
 struct Row {
+    ty: TypeId,
     stack: Vec<ValueId>,
-    /// Whether it is its container's Paraver state.
-    shown: bool,
     since: i64,
 }
 
@@ -75,11 +73,12 @@ pub struct Paraver<W: Append> {
     body: sort::Reorder,
     origin: i64,
     actors: Actors,
-    rows: foldhash::HashMap<(ContainerId, TypeId), Row>,
-    /// Containers whose Paraver state row is chosen.
-    shown: foldhash::HashMap<ContainerId, TypeId>,
+    /// A container's state rows, in the order they first changed: the
+    /// first is its Paraver state.
+    rows: foldhash::HashMap<ContainerId, Vec<Row>>,
     names: Names,
-    /// Event types used, in first-use order.
+    /// Event types (state, event and variable types), numbered as the
+    /// replay declares them.
     used: Ordinals,
     last: i64,
     records: u64,
@@ -99,7 +98,6 @@ impl<W: Append> Paraver<W> {
             origin,
             actors: Actors::default(),
             rows: Default::default(),
-            shown: Default::default(),
             names: Names::default(),
             used: Ordinals::default(),
             last: origin,
@@ -167,11 +165,8 @@ impl<W: Append> Paraver<W> {
         t - self.origin
     }
 
-    /// An event type, numbered and named on first use.
-    fn ty<C: Catalogue + ?Sized>(&mut self, cat: &C, ty: TypeId) -> i64 {
-        if self.used.mark(ty.0) {
-            self.names.event_type(cat, ty);
-        }
+    /// An event type's number (declared before its first event).
+    fn ty(&self, ty: TypeId) -> i64 {
         FIRST_TYPE as i64 + self.used.get(ty.0) as i64
     }
 
@@ -189,10 +184,21 @@ impl<W: Append> Paraver<W> {
         let Some(a) = self.actor(cat, c) else {
             return Ok(());
         };
-        let code = self.ty(cat, ty);
-        let shown = *self.shown.entry(c).or_insert(ty) == ty;
-        let row = self.rows.entry((c, ty)).or_default();
-        row.shown = shown;
+        let code = self.ty(ty);
+        let rows = self.rows.entry(c).or_default();
+        let i = match rows.iter().position(|r| r.ty == ty) {
+            Some(i) => i,
+            None => {
+                rows.push(Row {
+                    ty,
+                    stack: Vec::new(),
+                    since: t,
+                });
+                rows.len() - 1
+            }
+        };
+        let shown = i == 0;
+        let row = &mut rows[i];
         let before = row.stack.last().copied();
         let since = row.since;
         let pops = match change {
@@ -207,9 +213,6 @@ impl<W: Append> Paraver<W> {
             row.since = t;
         }
         let after = row.stack.last().copied();
-        if row.stack.is_empty() {
-            self.rows.remove(&(c, ty));
-        }
         self.head(b'2', a);
         self.num(self.rel(t));
         for _ in 0..pops {
@@ -217,7 +220,6 @@ impl<W: Append> Paraver<W> {
             self.num(0);
         }
         if let Change::Set(v) | Change::Push(v) = change {
-            self.names.state_value(cat, v, book);
             self.num(code);
             self.num(book.value(v) as i64 + 1);
         }
@@ -261,7 +263,7 @@ impl<W: Append> Paraver<W> {
         let Some(a) = self.actor(cat, c) else {
             return Ok(());
         };
-        let code = self.ty(cat, ty);
+        let code = self.ty(ty);
         self.head(b'2', a);
         self.num(self.rel(t));
         self.num(code);
@@ -276,16 +278,17 @@ impl<W: Append> Paraver<W> {
         if !self.body.full() {
             return Ok(());
         }
-        let mut open: Vec<(ContainerId, TypeId)> = (self.rows.iter())
-            .filter(|(_, r)| r.shown && r.since < t && !r.stack.is_empty())
-            .map(|(&k, _)| k)
+        let mut open: Vec<ContainerId> = (self.rows.iter())
+            .filter(|(_, r)| r[0].since < t && !r[0].stack.is_empty())
+            .map(|(&c, _)| c)
             .collect();
         // The same bytes every run: cut in a fixed order.
-        open.sort_unstable_by_key(|(c, ty)| (c.0, ty.0));
-        for key in open {
-            let (Some(a), Some(row)) = (self.actors.get(key.0), self.rows.get_mut(&key)) else {
+        open.sort_unstable_by_key(|c| c.0);
+        for c in open {
+            let (Some(a), Some(row)) = (self.actors.get(c), self.rows.get_mut(&c)) else {
                 continue;
             };
+            let row = &mut row[0];
             let (since, top) = (row.since, row.stack[row.stack.len() - 1]);
             row.since = t;
             self.body.release(Hold::State(a.global));
@@ -329,12 +332,7 @@ impl<W: Append> Paraver<W> {
                 container,
                 ty,
                 value,
-            } => {
-                // The type is named before its values.
-                self.ty(cat, ty);
-                self.names.event_value(cat, ty, value, book);
-                self.point(cat, (container, ty), book.named.get(value.0) as i64 + 1, t)
-            }
+            } => self.point(cat, (container, ty), book.named.get(value.0) as i64 + 1, t),
             // `as` saturates: a value past ±9.2e15 is written at the bound.
             Op::SetVariable {
                 container,
@@ -370,16 +368,43 @@ impl<W: Append> Encoder for Paraver<W> {
     // Messages are written whole, from both halves.
     const INTERVALS: bool = true;
 
+    fn declare_type<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        _: &Book,
+        ty: TypeId,
+    ) -> io::Result<()> {
+        let kind = cat.type_def(ty).kind;
+        if matches!(kind, TypeKind::State | TypeKind::Event | TypeKind::Variable) {
+            self.used.mark(ty.0);
+            self.names.event_type(cat, ty);
+        }
+        Ok(())
+    }
+
+    // A state value is a Paraver state and a value of its row's event
+    // type (the book numbers them from 0, Paraver from 1); an event's is a
+    // value of its type.
     fn declare_value<C: Catalogue + ?Sized>(
         &mut self,
-        _: &C,
-        _: &Book,
+        cat: &C,
+        book: &Book,
         v: ValueId,
         color: Option<&str>,
     ) -> io::Result<()> {
-        if let Some(c) = color {
-            self.names.colors.insert(v.0, c.to_string());
+        let def = cat.value(v);
+        if !self.used.has(def.ty.0) {
+            return Ok(());
         }
+        let n = match cat.type_def(def.ty).kind {
+            TypeKind::State => {
+                let n = book.value(v) + 1;
+                self.names.state(n, &def.name, color);
+                n
+            }
+            _ => book.named.get(v.0) + 1,
+        };
+        self.names.value(self.used.get(def.ty.0), n, &def.name);
         Ok(())
     }
 
@@ -439,15 +464,16 @@ impl<W: Append> Encoder for Paraver<W> {
         time: i64,
     ) -> io::Result<()> {
         self.last = self.last.max(time);
-        let mut open: Vec<TypeId> = (self.rows.keys())
-            .filter(|(x, _)| *x == c)
-            .map(|&(_, ty)| ty)
-            .collect();
-        // The same bytes every run: rows close in type order.
-        open.sort_unstable_by_key(|t| t.0);
-        for ty in open {
+        let rows: Vec<TypeId> = self.rows.get(&c).map_or(Vec::new(), |r| {
+            r.iter()
+                .filter(|r| !r.stack.is_empty())
+                .map(|r| r.ty)
+                .collect()
+        });
+        for ty in rows {
             self.state(cat, book, (c, ty), Change::End, time)?;
         }
+        self.rows.remove(&c);
         self.advance(book, time)
     }
 
@@ -466,9 +492,4 @@ impl<W: Append> Encoder for Paraver<W> {
         stats.records = self.records;
         Ok(self.files)
     }
-}
-
-/// Whether a type is a state type (its event type lists "End" as 0).
-fn is_state<C: Catalogue + ?Sized>(cat: &C, ty: TypeId) -> bool {
-    matches!(cat.type_def(ty).kind, TypeKind::State)
 }

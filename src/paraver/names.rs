@@ -2,11 +2,11 @@
 //! records are written (the finished encoder no longer sees the
 //! registry).
 
-use super::{is_state, FIRST_TYPE, SCALE};
-use crate::model::{TypeId, ValueId};
+use super::{FIRST_TYPE, SCALE};
+use crate::model::TypeId;
 use crate::registry::TypeKind;
 use crate::sink::actors::{Actor, Actors};
-use crate::sink::{Book, Catalogue};
+use crate::sink::Catalogue;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
@@ -23,14 +23,10 @@ pub struct Names {
     nodes: Vec<String>,
     tasks: Vec<Vec<String>>,
     threads: Vec<String>,
+    /// Event types, by their number less [`FIRST_TYPE`].
     types: Vec<EventType>,
-    type_of: std::collections::HashMap<u32, usize>,
     /// State values by state number: name and colour.
     states: BTreeMap<u32, (String, Option<String>)>,
-    seen_states: std::collections::HashSet<u32>,
-    /// Colours the replay gave values the hierarchy colours not.
-    pub colors: std::collections::HashMap<u32, String>,
-    seen_values: std::collections::HashSet<(u32, u32)>,
 }
 
 impl Names {
@@ -55,7 +51,7 @@ impl Names {
         }
     }
 
-    /// A new event type.
+    /// The next event type (numbered in the order they come).
     pub fn event_type<C: Catalogue + ?Sized>(&mut self, cat: &C, ty: TypeId) {
         let def = cat.type_def(ty);
         let mut label = def.name.to_string();
@@ -69,45 +65,25 @@ impl Names {
                     .unwrap_or_default();
                 label = format!("{label} (x{SCALE}{unit})");
             }
-            _ if is_state(cat, ty) => {
+            TypeKind::State => {
                 values.insert(0, "End".to_string());
             }
             _ => {}
         }
-        self.type_of.insert(ty.0, self.types.len());
         self.types.push(EventType { label, values });
     }
 
-    /// A state value pushed: a Paraver state, and a value of its row's
-    /// event type (the book numbers them from 0, Paraver from 1).
-    pub fn state_value<C: Catalogue + ?Sized>(&mut self, cat: &C, v: ValueId, book: &Book) {
-        if !self.seen_states.insert(v.0) {
-            return;
+    /// The value `n` of the event type numbered `ty` (from 0).
+    pub fn value(&mut self, ty: u32, n: u32, name: &str) {
+        if let Some(t) = self.types.get_mut(ty as usize) {
+            t.values.insert(n, name.to_string());
         }
-        let def = cat.value(v);
-        let n = book.value(v) + 1;
-        if let Some(&i) = self.type_of.get(&def.ty.0) {
-            self.types[i].values.insert(n, def.name.clone());
-        }
-        let color = (def.color.clone()).or_else(|| self.colors.get(&v.0).cloned());
-        self.states.insert(n, (def.name.clone(), color));
     }
 
-    /// A point event's value.
-    pub fn event_value<C: Catalogue + ?Sized>(
-        &mut self,
-        cat: &C,
-        ty: TypeId,
-        v: ValueId,
-        book: &Book,
-    ) {
-        if !self.seen_values.insert((ty.0, v.0)) {
-            return;
-        }
-        if let Some(&i) = self.type_of.get(&ty.0) {
-            let n = book.named.get(v.0) + 1;
-            self.types[i].values.insert(n, cat.value(v).name.clone());
-        }
+    /// The Paraver state `n`.
+    pub fn state(&mut self, n: u32, name: &str, color: Option<&str>) {
+        self.states
+            .insert(n, (name.to_string(), color.map(str::to_string)));
     }
 }
 
