@@ -26,11 +26,8 @@ pub struct Defs {
     /// Locations: name, group.
     locations: Vec<(u32, u32)>,
     regions: Vec<(u32, u32)>,
-    region_of: HashMap<u32, u32>,
     metrics: Vec<(u32, u32)>,
-    metric_of: HashMap<u32, u32>,
     parameters: Vec<u32>,
-    parameter_of: HashMap<u32, u32>,
     /// Locations that send or receive, in rank order.
     ranks: Vec<u64>,
     rank_of: HashMap<u64, u32>,
@@ -113,56 +110,38 @@ impl Defs {
         self.locations.push((name, group));
     }
 
-    /// The region of a state value.
+    /// The next region: a state value (the replay declares each once).
     pub fn region<C: Catalogue + ?Sized>(&mut self, cat: &C, v: ValueId) -> u32 {
-        if let Some(&r) = self.region_of.get(&v.0) {
-            return r;
-        }
         let def = cat.value(v);
         let (name, row) = (
             self.string(&def.name),
             self.string(&cat.type_def(def.ty).name),
         );
-        let r = self.regions.len() as u32;
         self.regions.push((name, row));
-        self.region_of.insert(v.0, r);
-        r
+        self.regions.len() as u32 - 1
     }
 
-    /// The metric (class of one member) of a variable type.
+    /// The next metric (a class of one member): a variable type.
     pub fn metric<C: Catalogue + ?Sized>(&mut self, cat: &C, ty: TypeId) -> u32 {
-        if let Some(&m) = self.metric_of.get(&ty.0) {
-            return m;
-        }
         let def = cat.type_def(ty);
         let (name, unit) = (
             self.string(&def.name),
             self.string(def.unit.as_deref().unwrap_or("")),
         );
-        let m = self.metrics.len() as u32;
         self.metrics.push((name, unit));
-        self.metric_of.insert(ty.0, m);
-        m
+        self.metrics.len() as u32 - 1
     }
 
-    /// The parameter of an event type, and the string of a value.
-    pub fn parameter<C: Catalogue + ?Sized>(
-        &mut self,
-        cat: &C,
-        ty: TypeId,
-        v: ValueId,
-    ) -> (u32, u32) {
-        let p = match self.parameter_of.get(&ty.0) {
-            Some(&p) => p,
-            None => {
-                let name = self.string(&cat.type_def(ty).name);
-                let p = self.parameters.len() as u32;
-                self.parameters.push(name);
-                self.parameter_of.insert(ty.0, p);
-                p
-            }
-        };
-        (p, self.string(&cat.value(v).name))
+    /// The next parameter: an event type.
+    pub fn parameter<C: Catalogue + ?Sized>(&mut self, cat: &C, ty: TypeId) -> u32 {
+        let name = self.string(&cat.type_def(ty).name);
+        self.parameters.push(name);
+        self.parameters.len() as u32 - 1
+    }
+
+    /// The string of a value's name.
+    pub fn value_string<C: Catalogue + ?Sized>(&mut self, cat: &C, v: ValueId) -> u32 {
+        self.string(&cat.value(v).name)
     }
 
     /// A location's rank in the communicator.

@@ -22,7 +22,9 @@ mod defs;
 pub mod ffi;
 
 use crate::model::{ContainerId, Event, LinkKey, Op, TypeId, ValueId};
+use crate::registry::TypeKind;
 use crate::sink::actors::Actors;
+use crate::sink::replay::Ordinals;
 use crate::sink::{Book, Catalogue, Encoder, RunEnd, SinkStats, Span};
 use defs::Defs;
 use ffi::{Handle, Lib};
@@ -70,7 +72,13 @@ pub struct Otf2 {
     lanes: HashMap<(ContainerId, TypeId), u64>,
     /// A container's first location, and whether a state row has it.
     first: HashMap<ContainerId, (u64, bool)>,
-    stacks: HashMap<(ContainerId, TypeId), Vec<u32>>,
+    /// A container's state rows' stacks of regions.
+    stacks: HashMap<ContainerId, Vec<(TypeId, Vec<u32>)>>,
+    /// Metrics and parameters, numbered as the replay declares their
+    /// types; an event value's string, by the book's number.
+    metrics: Ordinals,
+    parameters: Ordinals,
+    value_strings: Vec<u32>,
     /// A message's half met first: the location it waits in.
     records: u64,
     dropped: u64,
@@ -114,6 +122,9 @@ impl Otf2 {
             lanes: HashMap::default(),
             first: HashMap::default(),
             stacks: HashMap::default(),
+            metrics: Ordinals::default(),
+            parameters: Ordinals::default(),
+            value_strings: Vec::new(),
             records: 0,
             dropped: 0,
         };
@@ -273,25 +284,35 @@ impl Otf2 {
         self.drain(loc)
     }
 
-    /// A state row changes: leaves for `pops` levels, then the enter.
+    /// A state row changes: leaves for `pops` levels (all for `None`),
+    /// then the enter of `push` (a region is the book's state value).
     fn state<C: Catalogue + ?Sized>(
         &mut self,
         cat: &C,
-        row: (ContainerId, TypeId),
+        book: &Book,
+        (c, ty): (ContainerId, TypeId),
         pops: Option<usize>,
         push: Option<ValueId>,
         t: i64,
     ) -> io::Result<()> {
-        let Some(loc) = self.loc(cat, row.0, Some(row.1)) else {
+        let Some(loc) = self.loc(cat, c, Some(ty)) else {
             return Ok(());
         };
         let t = self.time(t);
-        let stack = self.stacks.entry(row).or_default();
+        let rows = self.stacks.entry(c).or_default();
+        let i = match rows.iter().position(|(x, _)| *x == ty) {
+            Some(i) => i,
+            None => {
+                rows.push((ty, Vec::new()));
+                rows.len() - 1
+            }
+        };
+        let stack = &mut rows[i].1;
         let n = pops.unwrap_or(stack.len()).min(stack.len());
         let left: Vec<u32> = (0..n).filter_map(|_| stack.pop()).collect();
-        let region = push.map(|v| self.defs.region(cat, v));
+        let region = push.map(|v| book.value(v));
         if let Some(r) = region {
-            self.stacks.entry(row).or_default().push(r);
+            stack.push(r);
         }
         for r in left {
             self.put(loc, Rec::Leave(t, r))?;
@@ -307,10 +328,50 @@ impl Encoder for Otf2 {
     // A message is written from both halves.
     const INTERVALS: bool = true;
 
-    fn event<C: Catalogue + ?Sized>(
+    fn declare_type<C: Catalogue + ?Sized>(
         &mut self,
         cat: &C,
         _: &Book,
+        ty: TypeId,
+    ) -> io::Result<()> {
+        match cat.type_def(ty).kind {
+            TypeKind::Variable if self.metrics.mark(ty.0) => {
+                self.defs.metric(cat, ty);
+            }
+            TypeKind::Event if self.parameters.mark(ty.0) => {
+                self.defs.parameter(cat, ty);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    // A state value is a region, numbered as the book numbers it; an
+    // event's value is a string.
+    fn declare_value<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        book: &Book,
+        v: ValueId,
+        _: Option<&str>,
+    ) -> io::Result<()> {
+        if cat.type_def(cat.value(v).ty).kind == TypeKind::State {
+            let r = self.defs.region(cat, v);
+            debug_assert_eq!(r, book.value(v));
+        } else {
+            let n = book.named.get(v.0) as usize;
+            if self.value_strings.len() <= n {
+                self.value_strings.resize(n + 1, 0);
+            }
+            self.value_strings[n] = self.defs.value_string(cat, v);
+        }
+        Ok(())
+    }
+
+    fn event<C: Catalogue + ?Sized>(
+        &mut self,
+        cat: &C,
+        book: &Book,
         ev: &Event,
         _: bool,
     ) -> io::Result<()> {
@@ -321,13 +382,15 @@ impl Encoder for Otf2 {
                 container,
                 ty,
                 value,
-            } => self.state(cat, (container, ty), None, Some(value), t),
+            } => self.state(cat, book, (container, ty), None, Some(value), t),
             Op::PushState {
                 container,
                 ty,
                 value,
-            } => self.state(cat, (container, ty), Some(0), Some(value), t),
-            Op::PopState { container, ty } => self.state(cat, (container, ty), Some(1), None, t),
+            } => self.state(cat, book, (container, ty), Some(0), Some(value), t),
+            Op::PopState { container, ty } => {
+                self.state(cat, book, (container, ty), Some(1), None, t)
+            }
             Op::EndState { .. } => Ok(()),
             Op::NewEvent {
                 container,
@@ -337,7 +400,8 @@ impl Encoder for Otf2 {
                 let Some(loc) = self.loc(cat, container, None) else {
                     return Ok(());
                 };
-                let (p, s) = self.defs.parameter(cat, ty, value);
+                let p = self.parameters.get(ty.0);
+                let s = self.value_strings[book.named.get(value.0) as usize];
                 self.put(loc, Rec::Param(self.time(t), p, s))
             }
             Op::SetVariable {
@@ -348,7 +412,7 @@ impl Encoder for Otf2 {
                 let Some(loc) = self.loc(cat, container, None) else {
                     return Ok(());
                 };
-                let m = self.defs.metric(cat, ty);
+                let m = self.metrics.get(ty.0);
                 self.put(loc, Rec::Metric(self.time(t), m, value))
             }
             Op::StartLink { from, key, .. } => {
@@ -392,22 +456,21 @@ impl Encoder for Otf2 {
     fn destroy<C: Catalogue + ?Sized>(
         &mut self,
         cat: &C,
-        _: &Book,
+        book: &Book,
         c: ContainerId,
         time: i64,
     ) -> io::Result<()> {
         self.last = self.last.max(time);
-        let mut rows: Vec<TypeId> = self
-            .stacks
-            .keys()
-            .filter(|(x, _)| *x == c)
-            .map(|&(_, t)| t)
-            .collect();
-        rows.sort_unstable_by_key(|t| t.0);
+        let rows: Vec<TypeId> = self.stacks.get(&c).map_or(Vec::new(), |r| {
+            r.iter()
+                .filter(|(_, s)| !s.is_empty())
+                .map(|&(t, _)| t)
+                .collect()
+        });
         for ty in rows {
-            self.state(cat, (c, ty), None, None, time)?;
-            self.stacks.remove(&(c, ty));
+            self.state(cat, book, (c, ty), None, None, time)?;
         }
+        self.stacks.remove(&c);
         Ok(())
     }
 
