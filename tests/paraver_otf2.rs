@@ -135,6 +135,46 @@ fn otf2_print_accepts(anchor: &Path, name: &str) {
     );
 }
 
+/// Writes the run three ways and checks that the readers read each back
+/// as pj_dump reads the Pajé trace.
+fn reads_the_same(name: &str, args: &[String], dir: &Path, otf2: bool, paramedir: Option<&Path>) {
+    let (paje, prv, archive) = write_three(args, dir, name, otf2);
+    let dump = dir.join(format!("{name}.dump"));
+    std::fs::write(&dump, pj_dump_lines(&paje).unwrap().join("\n")).unwrap();
+    let mut check: Vec<String> = vec![
+        root().join("tests/viewers_same.py").display().to_string(),
+        dump.display().to_string(),
+        "--prv".into(),
+        prv.display().to_string(),
+    ];
+    if otf2 {
+        let anchor = archive.join("traces.otf2");
+        otf2_print_accepts(&anchor, name);
+        check.extend(["--otf2".into(), anchor.display().to_string()]);
+    }
+    if let Some(p) = paramedir {
+        check.extend([
+            "--profile".into(),
+            profile(p, &prv, name).display().to_string(),
+        ]);
+    }
+    // The script reads OTF2 with the system's Python; without OTF2 any
+    // python3 does.
+    let py = if otf2 {
+        otf2_python()
+    } else {
+        "python3".into()
+    };
+    let o = Command::new(py).args(&check).output().unwrap();
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{name}:\n{said}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    eprintln!("{name}:\n{said}");
+}
+
 #[test]
 fn every_run_reads_the_same_in_paraver_and_otf2_as_in_pj_dump() {
     if !have_pj_dump() {
@@ -144,41 +184,56 @@ fn every_run_reads_the_same_in_paraver_and_otf2_as_in_pj_dump() {
     let paramedir = paramedir();
     let d = tempdir();
     for (name, args) in fixture_runs() {
-        let (paje, prv, archive) = write_three(&args, d.path(), name, otf2);
-        let dump = d.path().join(format!("{name}.dump"));
-        std::fs::write(&dump, pj_dump_lines(&paje).unwrap().join("\n")).unwrap();
-        let mut check: Vec<String> = vec![
-            root().join("tests/viewers_same.py").display().to_string(),
-            dump.display().to_string(),
-            "--prv".into(),
-            prv.display().to_string(),
-        ];
-        if otf2 {
-            let anchor = archive.join("traces.otf2");
-            otf2_print_accepts(&anchor, name);
-            check.extend(["--otf2".into(), anchor.display().to_string()]);
+        reads_the_same(name, &args, d.path(), otf2, paramedir.as_deref());
+    }
+}
+
+/// A location with more events than one of libotf2's chunks holds: its
+/// chunks are written out as they fill (`src/otf2/pool.rs`), and the
+/// archive still reads back as pj_dump reads the Pajé trace. So does the
+/// `.prv`, whose records wait behind nothing here.
+#[test]
+fn a_location_longer_than_a_chunk_is_written_as_it_goes() {
+    if !have_pj_dump() {
+        return;
+    }
+    let otf2 = have_otf2();
+    let d = tempdir();
+    let traced = d.path().join("long.traced");
+    let mut text = String::from("# collector node1\n# cluster grid\n");
+    let mut v: u64 = 7;
+    for t in 0..3000u64 {
+        for m in [
+            "cpu_user",
+            "cpu_system",
+            "load_one",
+            "mem_free",
+            "bytes_in",
+            "bytes_out",
+        ] {
+            v = (v * 1_103_515_245 + 12_345) % 2_147_483_648;
+            text.push_str(&format!(
+                "{}.{:03} {m} node1 {}.{:02}\n",
+                1_795_265_500 + t / 10,
+                (t % 10) * 100,
+                v % 1000,
+                v % 100
+            ));
         }
-        if let Some(p) = &paramedir {
-            check.extend([
-                "--profile".into(),
-                profile(p, &prv, name).display().to_string(),
-            ]);
-        }
-        // The script reads OTF2 with the system's Python; without OTF2 any
-        // python3 does.
-        let py = if otf2 {
-            otf2_python()
-        } else {
-            "python3".into()
-        };
-        let o = Command::new(py).args(&check).output().unwrap();
-        let said = String::from_utf8_lossy(&o.stdout);
+    }
+    std::fs::write(&traced, text).unwrap();
+    let args = vec!["-ganglia".to_string(), traced.display().to_string()];
+    reads_the_same("long", &args, d.path(), otf2, paramedir().as_deref());
+    if otf2 {
+        let biggest = std::fs::read_dir(d.path().join("long.otf2/traces"))
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .max()
+            .unwrap();
         assert!(
-            o.status.success(),
-            "{name}:\n{said}{}",
-            String::from_utf8_lossy(&o.stderr)
+            biggest > 256 << 10,
+            "no location past one chunk: {biggest} bytes"
         );
-        eprintln!("{name}:\n{said}");
     }
 }
 

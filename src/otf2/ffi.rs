@@ -42,6 +42,20 @@ pub const RECORDER_KIND_ABSTRACT: u8 = 1;
 pub const PARAMETER_STRING: u8 = 0;
 pub const CHUNK_SIZE_MIN: u64 = 256 << 10;
 
+/// `OTF2_FileType`.
+pub type FileType = u8;
+/// `OTF2_LocationRef`.
+pub type LocationRef = u64;
+
+/// `OTF2_MemoryCallbacks`.
+#[repr(C)]
+pub struct MemoryCallbacks {
+    pub allocate: Option<
+        extern "C" fn(*mut c_void, FileType, LocationRef, *mut *mut c_void, u64) -> *mut c_void,
+    >,
+    pub free_all: Option<extern "C" fn(*mut c_void, FileType, LocationRef, *mut *mut c_void, bool)>,
+}
+
 /// `OTF2_FlushCallbacks`.
 #[repr(C)]
 pub struct FlushCallbacks {
@@ -77,6 +91,7 @@ api! {
     archive_open = b"OTF2_Archive_Open\0": fn(*const c_char, *const c_char, u8, u64, u64, u8, u8) -> Handle;
     archive_close = b"OTF2_Archive_Close\0": fn(Handle) -> Code;
     set_flush = b"OTF2_Archive_SetFlushCallbacks\0": fn(Handle, *const FlushCallbacks, *mut c_void) -> Code;
+    set_memory = b"OTF2_Archive_SetMemoryCallbacks\0": fn(Handle, *const MemoryCallbacks, *mut c_void) -> Code;
     set_serial = b"OTF2_Archive_SetSerialCollectiveCallbacks\0": fn(Handle) -> Code;
     set_creator = b"OTF2_Archive_SetCreator\0": fn(Handle, *const c_char) -> Code;
     open_evt_files = b"OTF2_Archive_OpenEvtFiles\0": fn(Handle) -> Code;

@@ -20,6 +20,7 @@
 
 mod defs;
 pub mod ffi;
+mod pool;
 
 use crate::model::{ContainerId, Event, LinkKey, Op, TypeId, ValueId};
 use crate::registry::TypeKind;
@@ -82,6 +83,9 @@ pub struct Otf2 {
     /// A message's half met first: the location it waits in.
     records: u64,
     dropped: u64,
+    /// What libotf2's chunks hold: a raw box (libotf2 keeps a pointer to
+    /// it), freed in `Drop` once the archive is closed.
+    pool: *mut pool::Pool,
 }
 
 impl Otf2 {
@@ -127,6 +131,7 @@ impl Otf2 {
             value_strings: Vec::new(),
             records: 0,
             dropped: 0,
+            pool: Box::into_raw(Box::default()),
         };
         static CALLBACKS: ffi::FlushCallbacks = ffi::FlushCallbacks {
             pre: Some(ffi::pre_flush),
@@ -134,8 +139,14 @@ impl Otf2 {
         };
         let creator = CString::new(format!("integrador {}", env!("CARGO_PKG_VERSION")))
             .map_err(io::Error::other)?;
-        // SAFETY: the archive is open; the callbacks are static.
+        // SAFETY: the archive is open; the callbacks are static, and the
+        // pool is boxed in the encoder, which closes the archive before
+        // it drops the pool.
         unsafe {
+            lib.check(
+                (lib.set_memory)(archive, &pool::CALLBACKS, enc.pool.cast()),
+                "memory callbacks",
+            )?;
             lib.check(
                 (lib.set_flush)(archive, &CALLBACKS, std::ptr::null_mut()),
                 "flush callbacks",
@@ -535,5 +546,8 @@ impl Drop for Otf2 {
             // directory is a temporary one, removed by its owner.
             unsafe { (self.lib.archive_close)(self.archive) };
         }
+        // SAFETY: made by Box::into_raw in `create`; the archive, the only
+        // other holder, is closed.
+        drop(unsafe { Box::from_raw(self.pool) });
     }
 }
