@@ -295,6 +295,42 @@ impl Write for Sink {
 /// requests.
 const WRITEBACK_CHUNK: u64 = 2 << 20;
 
+/// What [`Sink::prepend`] puts before the rest comes in multiples of this:
+/// a block of every file system that inserts blocks (a fixed number, so
+/// the bytes do not depend on where the file is).
+pub const BLOCK: u64 = 4096;
+
+/// Inserts `len` bytes (zeros, to be written over) at the start of a file
+/// of `size` bytes, moving nothing; false where the file system cannot.
+fn insert_blocks(file: &File, size: u64, len: u64) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(len) = i64::try_from(len) else {
+        return false;
+    };
+    // Inserting at the end (an empty file) is not an insertion.
+    if size == 0 || len == 0 {
+        return len == 0;
+    }
+    // SAFETY: a plain system call on a descriptor we own; no memory passes.
+    unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_INSERT_RANGE, 0, len) == 0 }
+}
+
+/// Moves the `size` bytes of a file `by` bytes up, last chunk first, so
+/// that no byte is written over before it is read.
+fn move_up(file: &File, size: u64, by: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut end = size;
+    while end > 0 {
+        let n = (end.min(buf.len() as u64)) as usize;
+        let from = end - n as u64;
+        file.read_exact_at(&mut buf[..n], from)?;
+        file.write_all_at(&buf[..n], from + by)?;
+        end = from;
+    }
+    Ok(())
+}
+
 /// Starts writeback of `len` bytes at `offset` without waiting for it.
 /// Only advice: a failure shows at the fsync, which checks everything.
 fn start_writeback(file: &File, offset: u64, len: u64) {
@@ -309,27 +345,28 @@ fn start_writeback(file: &File, offset: u64, len: u64) {
 }
 
 impl Sink {
-    /// Appends the whole of `from` (read from its start): in the kernel
-    /// (`copy_file_range`) when the output is a file, else through a
-    /// buffer. A Paraver trace's records follow its header so.
-    pub fn append_file(&mut self, from: &mut File) -> io::Result<u64> {
-        use std::io::Seek;
-        from.rewind()?;
-        match self {
-            Sink::Temp {
-                file,
-                written,
-                started,
-                ..
-            } => {
-                file.flush()?;
-                let n = io::copy(from, file)?;
-                *written += n;
-                *started = *written;
-                Ok(n)
-            }
-            _ => io::copy(from, self),
+    /// Puts `head`, whose length is a multiple of [`BLOCK`], before
+    /// everything written: a Paraver trace's header, known only at the
+    /// end, before its records. The file system inserts the blocks in
+    /// place where it can (`FALLOC_FL_INSERT_RANGE`: ext4, XFS) and the
+    /// records are not moved; elsewhere they are moved up, from the end.
+    /// The bytes are the same either way.
+    pub fn prepend(&mut self, head: &[u8]) -> io::Result<()> {
+        let Sink::Temp { file, written, .. } = self else {
+            return Err(io::Error::other("only a file's start can be written last"));
+        };
+        if head.len() as u64 % BLOCK != 0 {
+            return Err(io::Error::other(
+                "a header put first must fill whole blocks",
+            ));
         }
+        file.flush()?;
+        if !insert_blocks(file, *written, head.len() as u64) {
+            move_up(file, *written, head.len() as u64)?;
+        }
+        std::os::unix::fs::FileExt::write_all_at(file, head, 0)?;
+        *written += head.len() as u64;
+        Ok(())
     }
 
     /// Makes the written trace the output: syncs and renames a temporary
@@ -520,5 +557,32 @@ pub fn raise_file_limit() -> u64 {
             }
         }
         lim.rlim_cur as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::FileExt;
+
+    /// Both ways of putting a header first give the header, then every
+    /// byte that was written (three chunks of `move_up` and a bit).
+    #[test]
+    fn a_header_goes_first_whether_inserted_or_moved() {
+        let body: Vec<u8> = (0..3 * (1 << 20) + 123).map(|i| (i % 251) as u8).collect();
+        let head = vec![b'#'; 2 * BLOCK as usize];
+        let want = [head.clone(), body.clone()].concat();
+        for insert in [true, false] {
+            let f = tempfile::tempfile().unwrap();
+            f.write_all_at(&body, 0).unwrap();
+            let size = body.len() as u64;
+            if !(insert && insert_blocks(&f, size, head.len() as u64)) {
+                move_up(&f, size, head.len() as u64).unwrap();
+            }
+            f.write_all_at(&head, 0).unwrap();
+            let mut got = Vec::new();
+            std::io::Read::read_to_end(&mut &f, &mut got).unwrap();
+            assert!(got == want, "insert {insert}: {} bytes", got.len());
+        }
     }
 }

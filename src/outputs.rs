@@ -190,18 +190,13 @@ impl OutputKind for ParaverTrace {
             ))
         };
         let ((pcf, pcf_shown), (row, row_shown)) = (sibling("pcf")?, sibling("row")?);
-        let scratch = crate::output::parent_dir(&path).to_path_buf();
         let commit: CommitWith<Files<crate::output::Sink>> = Box::new(move |f: Files<_>| {
             f.pcf.commit(&pcf_shown)?;
             f.row.commit(&row_shown)?;
             commit(f.prv)
         });
         let files = Files { prv, pcf, row };
-        replayed(
-            move || Paraver::new(files, &scratch, origin),
-            commit,
-            whole(cut),
-        )
+        replayed(move || Paraver::new(files, origin), commit, whole(cut))
     }
 }
 

@@ -148,6 +148,9 @@ def from_prv(prv):
 
     rows, stacks, last = Counter(), defaultdict(list), 0
     for number, line in enumerate(lines, 2):
+        # TraceBodyIO_v1::read skips an empty line: the header's padding.
+        if line == "\n":
+            continue
         f = line.rstrip("\n").split(":")
         if f[0] not in "123" or not all(x.lstrip("-").isdigit() for x in f):
             raise SystemExit("%s:%d: not a record: %s" % (prv, number, line))

@@ -12,9 +12,10 @@
 //! values are integers), messages communication records.
 //!
 //! Records are written in time order, as a `.prv` has them ([`sort`]),
-//! to a scratch file: the header says the end time and every object,
-//! known only at the end, and the records follow it into the output when
-//! the run is over.
+//! straight to the output; the header says the end time and every
+//! object, known only at the end, and is put before them then, padded
+//! with empty lines (which Paraver skips) to whole blocks that the file
+//! system inserts in place ([`crate::output::Sink::prepend`]).
 
 mod names;
 mod sort;
@@ -36,17 +37,26 @@ pub const SCALE: f64 = 1000.0;
 /// millions), so a trace of both can be read together.
 pub const FIRST_TYPE: u32 = 1000;
 
-/// Where the records go: a writer that takes a whole file after what it
-/// was written (the output's file: in the kernel).
-pub trait Append: Write {
-    /// Appends the whole of `from`.
-    fn append(&mut self, from: &mut std::fs::File) -> io::Result<u64>;
+/// Where the records go: a writer that can put a header, of whole
+/// blocks of [`crate::output::BLOCK`] bytes, before what it was written.
+pub trait Prepend: Write {
+    /// Puts `head` before everything written.
+    fn prepend(&mut self, head: &[u8]) -> io::Result<()>;
 }
 
-impl Append for crate::output::Sink {
-    fn append(&mut self, from: &mut std::fs::File) -> io::Result<u64> {
-        self.append_file(from)
+impl Prepend for crate::output::Sink {
+    fn prepend(&mut self, head: &[u8]) -> io::Result<()> {
+        crate::output::Sink::prepend(self, head)
     }
+}
+
+/// A header padded with newlines to whole blocks: Paraver skips empty
+/// lines.
+fn padded(header: String) -> Vec<u8> {
+    let mut b = header.into_bytes();
+    let block = crate::output::BLOCK as usize;
+    b.resize(b.len().div_ceil(block) * block, b'\n');
+    b
 }
 
 /// The three files' writers, before they are put in place.
@@ -68,9 +78,10 @@ struct Row {
 }
 
 /// The encoder.
-pub struct Paraver<W: Append> {
-    files: Files<W>,
-    body: sort::Reorder,
+pub struct Paraver<W: Prepend> {
+    pcf: W,
+    row: W,
+    body: sort::Reorder<W>,
     origin: i64,
     actors: Actors,
     /// A container's state rows, in the order they first changed: the
@@ -88,13 +99,13 @@ pub struct Paraver<W: Append> {
     last_actor: Option<(ContainerId, Actor)>,
 }
 
-impl<W: Append> Paraver<W> {
-    /// An encoder writing `files`, its records first in a temporary file
-    /// in `scratch`, times from `origin` (T0).
-    pub fn new(files: Files<W>, scratch: &std::path::Path, origin: i64) -> io::Result<Self> {
+impl<W: Prepend> Paraver<W> {
+    /// An encoder writing `files`, times from `origin` (T0).
+    pub fn new(files: Files<W>, origin: i64) -> io::Result<Self> {
         Ok(Paraver {
-            files,
-            body: sort::Reorder::new(tempfile::tempfile_in(scratch)?),
+            pcf: files.pcf,
+            row: files.row,
+            body: sort::Reorder::new(files.prv),
             origin,
             actors: Actors::default(),
             rows: Default::default(),
@@ -364,7 +375,7 @@ enum Change {
     End,
 }
 
-impl<W: Append> Encoder for Paraver<W> {
+impl<W: Prepend> Encoder for Paraver<W> {
     // Messages are written whole, from both halves.
     const INTERVALS: bool = true;
 
@@ -479,17 +490,18 @@ impl<W: Append> Encoder for Paraver<W> {
 
     type Out = Files<W>;
 
-    fn finish(mut self, _end: &RunEnd, stats: &mut SinkStats) -> io::Result<Files<W>> {
+    fn finish(self, _end: &RunEnd, stats: &mut SinkStats) -> io::Result<Files<W>> {
         let ftime = self.rel(self.last).max(0);
         let header = self.names.header(&self.actors, self.origin, ftime);
-        self.files.prv.write_all(header.as_bytes())?;
-        self.files.prv.append(&mut self.body.finish()?)?;
-        self.files.prv.flush()?;
-        self.names.write_pcf(&mut self.files.pcf)?;
-        self.files.pcf.flush()?;
-        self.names.write_row(&self.actors, &mut self.files.row)?;
-        self.files.row.flush()?;
+        let mut prv = self.body.finish()?;
+        prv.prepend(&padded(header))?;
+        prv.flush()?;
+        let (mut pcf, mut row) = (self.pcf, self.row);
+        self.names.write_pcf(&mut pcf)?;
+        pcf.flush()?;
+        self.names.write_row(&self.actors, &mut row)?;
+        row.flush()?;
         stats.records = self.records;
-        Ok(self.files)
+        Ok(Files { prv, pcf, row })
     }
 }

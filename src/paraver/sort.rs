@@ -19,8 +19,7 @@
 
 use crate::order::{MinQueue, Sorted};
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::{self, BufWriter, Seek, Write};
+use std::io::{self, BufWriter, Write};
 
 /// Bytes of records waiting before the open states are cut.
 pub const LIMIT: usize = 16 << 20;
@@ -35,8 +34,8 @@ pub enum Hold {
 }
 
 /// Records in, records out by (time, arrival).
-pub struct Reorder {
-    body: BufWriter<File>,
+pub struct Reorder<W: Write> {
+    body: BufWriter<W>,
     /// Waiting records of streams that come in time order (the events;
     /// each thread's states), by stream; and the head of each, smallest
     /// first. A k-way merge: the heap holds a record a stream.
@@ -51,9 +50,9 @@ pub struct Reorder {
     now: i64,
 }
 
-impl Reorder {
-    /// Records go to `body` (a scratch file) as they become final.
-    pub fn new(body: File) -> Reorder {
+impl<W: Write> Reorder<W> {
+    /// Records go to `body` as they become final.
+    pub fn new(body: W) -> Reorder<W> {
         Reorder {
             body: BufWriter::with_capacity(256 << 10, body),
             streams: Vec::new(),
@@ -179,13 +178,11 @@ impl Reorder {
         self.holds.let_messages_go();
     }
 
-    /// Every record written, in order: the scratch file that holds them.
-    pub fn finish(mut self) -> io::Result<File> {
+    /// Every record written, in order: where they went.
+    pub fn finish(mut self) -> io::Result<W> {
         self.holds = Holds::default();
         self.advance(i64::MAX)?;
-        let mut body = self.body.into_inner().map_err(|e| e.into_error())?;
-        body.rewind()?;
-        Ok(body)
+        self.body.into_inner().map_err(|e| e.into_error())
     }
 }
 
@@ -338,15 +335,13 @@ impl Holds {
 mod tests {
     use super::*;
 
-    fn written(r: Reorder) -> String {
-        let mut out = String::new();
-        std::io::Read::read_to_string(&mut r.finish().unwrap(), &mut out).unwrap();
-        out
+    fn written(r: Reorder<Vec<u8>>) -> String {
+        String::from_utf8(r.finish().unwrap()).unwrap()
     }
 
     #[test]
     fn a_record_behind_an_open_state_waits_for_it() {
-        let mut r = Reorder::new(tempfile::tempfile().unwrap());
+        let mut r = Reorder::new(Vec::new());
         r.hold(0, Hold::State(1));
         r.advance(5).unwrap();
         r.push(5, b"e5\n", Some(0)).unwrap();
@@ -361,7 +356,7 @@ mod tests {
 
     #[test]
     fn ties_keep_their_arrival_and_in_order_records_never_wait() {
-        let mut r = Reorder::new(tempfile::tempfile().unwrap());
+        let mut r = Reorder::new(Vec::new());
         for t in [1, 1, 2, 3] {
             r.advance(t).unwrap();
             r.push(t, format!("{t}\n").as_bytes(), Some(0)).unwrap();
