@@ -355,7 +355,7 @@ impl Sink {
         let Sink::Temp { file, written, .. } = self else {
             return Err(io::Error::other("only a file's start can be written last"));
         };
-        if head.len() as u64 % BLOCK != 0 {
+        if !(head.len() as u64).is_multiple_of(BLOCK) {
             return Err(io::Error::other(
                 "a header put first must fill whole blocks",
             ));
