@@ -53,10 +53,12 @@ enum Rec {
     Await(LinkKey, bool),
 }
 
-/// A location: its writer and what waits.
+/// A location: its writer, what waits, and for a state row's location
+/// its stack of regions.
 struct Loc {
     writer: Handle,
     waiting: VecDeque<Rec>,
+    stack: Vec<u32>,
 }
 
 /// The encoder.
@@ -73,8 +75,8 @@ pub struct Otf2 {
     lanes: HashMap<(ContainerId, TypeId), u64>,
     /// A container's first location, and whether a state row has it.
     first: HashMap<ContainerId, (u64, bool)>,
-    /// A container's state rows' stacks of regions.
-    stacks: HashMap<ContainerId, Vec<(TypeId, Vec<u32>)>>,
+    /// A container's state rows' locations, in the order they were made.
+    rows: HashMap<ContainerId, Vec<u64>>,
     /// Metrics and parameters, numbered as the replay declares their
     /// types; an event value's string, by the book's number.
     metrics: Ordinals,
@@ -83,9 +85,6 @@ pub struct Otf2 {
     /// A message's half met first: the location it waits in.
     records: u64,
     dropped: u64,
-    /// What libotf2's chunks hold: a raw box (libotf2 keeps a pointer to
-    /// it), freed in `Drop` once the archive is closed.
-    pool: *mut pool::Pool,
 }
 
 impl Otf2 {
@@ -125,13 +124,12 @@ impl Otf2 {
             locs: Vec::new(),
             lanes: HashMap::default(),
             first: HashMap::default(),
-            stacks: HashMap::default(),
+            rows: HashMap::default(),
             metrics: Ordinals::default(),
             parameters: Ordinals::default(),
             value_strings: Vec::new(),
             records: 0,
             dropped: 0,
-            pool: Box::into_raw(Box::default()),
         };
         static CALLBACKS: ffi::FlushCallbacks = ffi::FlushCallbacks {
             pre: Some(ffi::pre_flush),
@@ -139,12 +137,10 @@ impl Otf2 {
         };
         let creator = CString::new(format!("integrador {}", env!("CARGO_PKG_VERSION")))
             .map_err(io::Error::other)?;
-        // SAFETY: the archive is open; the callbacks are static, and the
-        // pool is boxed in the encoder, which closes the archive before
-        // it drops the pool.
+        // SAFETY: the archive is open; the callbacks are static.
         unsafe {
             lib.check(
-                (lib.set_memory)(archive, &pool::CALLBACKS, enc.pool.cast()),
+                (lib.set_memory)(archive, &pool::CALLBACKS, std::ptr::null_mut()),
                 "memory callbacks",
             )?;
             lib.check(
@@ -199,11 +195,14 @@ impl Otf2 {
         };
         let Some(ty) = ty else { return Some(first) };
         // The first row a container uses is its first location's.
-        if taken {
-            return self.new_loc(cat, c, Some(ty));
-        }
-        self.first.insert(c, (first, true));
-        Some(first)
+        let l = if taken {
+            self.new_loc(cat, c, Some(ty))?
+        } else {
+            self.first.insert(c, (first, true));
+            first
+        };
+        self.rows.entry(c).or_default().push(l);
+        Some(l)
     }
 
     fn new_loc<C: Catalogue + ?Sized>(
@@ -221,6 +220,7 @@ impl Otf2 {
         self.locs.push(Loc {
             writer,
             waiting: VecDeque::new(),
+            stack: Vec::new(),
         });
         self.defs.location(cat, &self.actors, c, id, ty);
         Some(id)
@@ -309,26 +309,28 @@ impl Otf2 {
         let Some(loc) = self.loc(cat, c, Some(ty)) else {
             return Ok(());
         };
+        self.change(loc, pops, push.map(|v| book.value(v)), t)
+    }
+
+    /// The state row at `loc` leaves `pops` levels (all for `None`), then
+    /// enters `region`.
+    fn change(
+        &mut self,
+        loc: u64,
+        pops: Option<usize>,
+        region: Option<u32>,
+        t: i64,
+    ) -> io::Result<()> {
         let t = self.time(t);
-        let rows = self.stacks.entry(c).or_default();
-        let i = match rows.iter().position(|(x, _)| *x == ty) {
-            Some(i) => i,
-            None => {
-                rows.push((ty, Vec::new()));
-                rows.len() - 1
-            }
-        };
-        let stack = &mut rows[i].1;
-        let n = pops.unwrap_or(stack.len()).min(stack.len());
-        let left: Vec<u32> = (0..n).filter_map(|_| stack.pop()).collect();
-        let region = push.map(|v| book.value(v));
-        if let Some(r) = region {
-            stack.push(r);
-        }
-        for r in left {
+        let depth = self.locs[loc as usize].stack.len();
+        for _ in 0..pops.unwrap_or(depth).min(depth) {
+            let Some(r) = self.locs[loc as usize].stack.pop() else {
+                break;
+            };
             self.put(loc, Rec::Leave(t, r))?;
         }
         if let Some(r) = region {
+            self.locs[loc as usize].stack.push(r);
             self.put(loc, Rec::Enter(t, r))?;
         }
         Ok(())
@@ -466,22 +468,15 @@ impl Encoder for Otf2 {
 
     fn destroy<C: Catalogue + ?Sized>(
         &mut self,
-        cat: &C,
-        book: &Book,
+        _: &C,
+        _: &Book,
         c: ContainerId,
         time: i64,
     ) -> io::Result<()> {
         self.last = self.last.max(time);
-        let rows: Vec<TypeId> = self.stacks.get(&c).map_or(Vec::new(), |r| {
-            r.iter()
-                .filter(|(_, s)| !s.is_empty())
-                .map(|&(t, _)| t)
-                .collect()
-        });
-        for ty in rows {
-            self.state(cat, book, (c, ty), None, None, time)?;
+        for loc in self.rows.remove(&c).unwrap_or_default() {
+            self.change(loc, None, None, time)?;
         }
-        self.stacks.remove(&c);
         Ok(())
     }
 
@@ -546,8 +541,5 @@ impl Drop for Otf2 {
             // directory is a temporary one, removed by its owner.
             unsafe { (self.lib.archive_close)(self.archive) };
         }
-        // SAFETY: made by Box::into_raw in `create`; the archive, the only
-        // other holder, is closed.
-        drop(unsafe { Box::from_raw(self.pool) });
     }
 }

@@ -18,39 +18,32 @@ use super::ffi::{FileType, LocationRef, MemoryCallbacks};
 use std::alloc::{alloc, dealloc, Layout};
 use std::ffi::c_void;
 
-/// What all buffers hold (bytes). Lives (boxed, so it does not move) as
-/// long as the archive.
-#[derive(Default)]
-pub struct Pool {
-    held: usize,
-    /// The most held at once.
-    pub peak: usize,
-}
-
-/// The chunks of one buffer (libotf2 keeps its pointer for us).
+/// The chunks of one buffer (libotf2 keeps its pointer for us): those it
+/// holds, and those it gave back, kept for its next request (a chunk
+/// freed and allocated again cost a page fault a page).
 #[derive(Default)]
 struct Chunks {
     list: Vec<(*mut u8, Layout)>,
+    spare: Vec<(*mut u8, Layout)>,
 }
 
-/// The callbacks, with a [`Pool`] as their user data.
+/// The callbacks (no user data: each buffer's chunks are its own).
 pub static CALLBACKS: MemoryCallbacks = MemoryCallbacks {
     allocate: Some(allocate),
     free_all: Some(free_all),
 };
 
 extern "C" fn allocate(
-    pool: *mut c_void,
+    _: *mut c_void,
     _: FileType,
     _: LocationRef,
     per_buffer: *mut *mut c_void,
     size: u64,
 ) -> *mut c_void {
-    // SAFETY: `pool` is the archive's boxed Pool, `per_buffer` the slot
-    // libotf2 keeps for this buffer (null at first, then our Chunks);
-    // libotf2 calls from the encoder's thread only.
+    // SAFETY: `per_buffer` is the slot libotf2 keeps for this buffer
+    // (null at first, then our Chunks); libotf2 calls from the encoder's
+    // thread only.
     unsafe {
-        let pool = &mut *pool.cast::<Pool>();
         if (*per_buffer).is_null() {
             *per_buffer = Box::into_raw(Box::<Chunks>::default()).cast();
         }
@@ -65,19 +58,23 @@ extern "C" fn allocate(
         let Ok(layout) = Layout::from_size_align(size.max(1), 64) else {
             return std::ptr::null_mut();
         };
-        let p = alloc(layout);
-        if p.is_null() {
-            return std::ptr::null_mut();
-        }
+        let p = match chunks.spare.iter().position(|&(_, l)| l == layout) {
+            Some(i) => chunks.spare.swap_remove(i).0,
+            None => {
+                let p = alloc(layout);
+                if p.is_null() {
+                    return std::ptr::null_mut();
+                }
+                p
+            }
+        };
         chunks.list.push((p, layout));
-        pool.held += size;
-        pool.peak = pool.peak.max(pool.held);
         p.cast()
     }
 }
 
 extern "C" fn free_all(
-    pool: *mut c_void,
+    _: *mut c_void,
     _: FileType,
     _: LocationRef,
     per_buffer: *mut *mut c_void,
@@ -86,16 +83,15 @@ extern "C" fn free_all(
     // SAFETY: as in `allocate`; every pointer freed was allocated there
     // with its layout, and libotf2 no longer uses any of them.
     unsafe {
-        let pool = &mut *pool.cast::<Pool>();
         if (*per_buffer).is_null() {
             return;
         }
         let chunks = &mut *(*per_buffer).cast::<Chunks>();
-        for (p, layout) in chunks.list.drain(..) {
-            dealloc(p, layout);
-            pool.held -= layout.size();
-        }
+        chunks.spare.append(&mut chunks.list);
         if last {
+            for (p, layout) in chunks.spare.drain(..) {
+                dealloc(p, layout);
+            }
             drop(Box::from_raw((*per_buffer).cast::<Chunks>()));
             *per_buffer = std::ptr::null_mut();
         }

@@ -97,6 +97,8 @@ pub struct Paraver<W: Prepend> {
     /// `:cpu:appl:task:thread` of each thread, by its global number.
     prefixes: Vec<Box<[u8]>>,
     last_actor: Option<(ContainerId, Actor)>,
+    /// The container of each thread, by its global number.
+    by_thread: Vec<ContainerId>,
 }
 
 impl<W: Prepend> Paraver<W> {
@@ -116,6 +118,7 @@ impl<W: Prepend> Paraver<W> {
             line: Vec::with_capacity(128),
             prefixes: Vec::new(),
             last_actor: None,
+            by_thread: Vec::new(),
         })
     }
 
@@ -130,6 +133,11 @@ impl<W: Prepend> Paraver<W> {
             None => {
                 let a = self.actors.of(cat, c)?;
                 self.names.learn(cat, &self.actors, a);
+                let g = a.global as usize;
+                if self.by_thread.len() <= g {
+                    self.by_thread.resize(g + 1, c);
+                }
+                self.by_thread[g] = c;
                 a
             }
         };
@@ -164,12 +172,22 @@ impl<W: Prepend> Paraver<W> {
             .extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     }
 
-    /// The record built, which happens at `at`, of the ordered `stream`
-    /// it belongs to ([`sort`]: 0 the events, 1 + n thread n's states).
-    fn put(&mut self, at: i64, stream: Option<u32>) -> io::Result<()> {
+    /// The record built, complete at the run's time.
+    fn put(&mut self) -> io::Result<()> {
         self.line.push(b'\n');
         self.records += 1;
-        self.body.push(self.rel(at), &self.line, stream)
+        self.body.record(&self.line)
+    }
+
+    /// The record built, in the place `who` took when it began ([`sort`]).
+    fn put_in(&mut self, who: Hold) -> io::Result<()> {
+        self.line.push(b'\n');
+        self.records += 1;
+        if !self.body.close(who, &self.line)? {
+            // Its place was given up: where it completes.
+            self.body.record(&self.line)?;
+        }
+        Ok(())
     }
 
     fn rel(&self, t: i64) -> i64 {
@@ -235,31 +253,31 @@ impl<W: Prepend> Paraver<W> {
             self.num(book.value(v) as i64 + 1);
         }
         if pops > 0 || after.is_some() {
-            self.put(t, Some(0))?;
+            self.put()?;
         }
         if !shown || after == before {
             return Ok(());
         }
         if let Some(v) = before {
-            self.body.release(Hold::State(a.global));
             self.segment(a, v, book, since, t)?;
         }
         if after.is_some() {
-            self.body.hold(self.rel(t), Hold::State(a.global));
+            self.body.open(Hold::State(a.global));
         }
         Ok(())
     }
 
     /// The state record of `v` on top from `since` to `t`.
     fn segment(&mut self, a: Actor, v: ValueId, book: &Book, since: i64, t: i64) -> io::Result<()> {
+        let who = Hold::State(a.global);
         if since >= t {
-            return Ok(());
+            return self.body.close(who, &[]).map(drop);
         }
         self.head(b'1', a);
         self.num(self.rel(since));
         self.num(self.rel(t));
         self.num(book.value(v) as i64 + 1);
-        self.put(since, Some(1 + a.global))
+        self.put_in(who)
     }
 
     /// An event record of one (type, value) pair: a point event's or a
@@ -279,37 +297,32 @@ impl<W: Prepend> Paraver<W> {
         self.num(self.rel(t));
         self.num(code);
         self.num(value);
-        self.put(t, Some(0))
+        self.put()
     }
 
-    /// The run is at `t`: what is final is written; past the limit of
-    /// what may wait, every open state is cut at `t` ([`sort`]).
-    fn advance(&mut self, book: &Book, t: i64) -> io::Result<()> {
-        self.body.advance(self.rel(t))?;
-        if !self.body.full() {
-            return Ok(());
-        }
-        let mut open: Vec<ContainerId> = (self.rows.iter())
-            .filter(|(_, r)| r[0].since < t && !r[0].stack.is_empty())
-            .map(|(&c, _)| c)
-            .collect();
-        // The same bytes every run: cut in a fixed order.
-        open.sort_unstable_by_key(|c| c.0);
-        for c in open {
-            let (Some(a), Some(row)) = (self.actors.get(c), self.rows.get_mut(&c)) else {
+    /// The run is at `t`: past the limit of what may wait, the state
+    /// whose place holds the records back is cut at `t`, or the message
+    /// let go ([`sort`]).
+    fn limit(&mut self, book: &Book, t: i64) -> io::Result<()> {
+        while let Some(who) = self.body.blocking() {
+            let Hold::State(g) = who else {
+                self.body.let_go(who)?;
                 continue;
             };
-            let row = &mut row[0];
-            let (since, top) = (row.since, row.stack[row.stack.len() - 1]);
-            row.since = t;
-            self.body.release(Hold::State(a.global));
-            self.body.hold(self.rel(t), Hold::State(a.global));
+            let Some(&c) = self.by_thread.get(g as usize) else {
+                break;
+            };
+            let (Some(a), Some(rows)) = (self.actors.get(c), self.rows.get_mut(&c)) else {
+                break;
+            };
+            let row = &mut rows[0];
+            // Begun now: all that waits is of now, and nothing to cut.
+            let Some(&top) = row.stack.last().filter(|_| row.since < t) else {
+                break;
+            };
+            let since = std::mem::replace(&mut row.since, t);
             self.segment(a, top, book, since, t)?;
-        }
-        self.body.advance(self.rel(t))?;
-        if self.body.full() {
-            self.body.let_messages_go();
-            self.body.advance(self.rel(t))?;
+            self.body.open(who);
         }
         Ok(())
     }
@@ -353,8 +366,7 @@ impl<W: Prepend> Paraver<W> {
             Op::StartLink { from, key, .. } => {
                 self.actor(cat, from);
                 // Its record, of this time, comes when its end is met.
-                self.body
-                    .hold(self.rel(t), Hold::Message(key.channel, key.seq));
+                self.body.open(Hold::Message(key.channel, key.seq));
                 Ok(())
             }
             Op::EndLink { to, .. } => {
@@ -426,11 +438,8 @@ impl<W: Prepend> Encoder for Paraver<W> {
         ev: &Event,
         _state: bool,
     ) -> io::Result<()> {
-        // Nothing comes before the run's time but what is held: the
-        // records of this event need not wait for it.
-        self.body.advance(self.rel(ev.time))?;
         self.record(cat, book, ev)?;
-        self.advance(book, ev.time)
+        self.limit(book, ev.time)
     }
 
     fn span<C: Catalogue + ?Sized>(&mut self, cat: &C, book: &Book, s: &Span) -> io::Result<()> {
@@ -447,11 +456,10 @@ impl<W: Prepend> Encoder for Paraver<W> {
         else {
             return Ok(());
         };
-        self.body.release(Hold::Message(key.channel, key.seq));
+        let who = Hold::Message(key.channel, key.seq);
         let (Some(a), Some(b)) = (self.actor(cat, from), self.actor(cat, to)) else {
-            return Ok(());
+            return self.body.close(who, &[]).map(drop);
         };
-        let at = start;
         let (start, end) = (self.rel(start), self.rel(end));
         self.head(b'3', a);
         self.num(start);
@@ -463,8 +471,8 @@ impl<W: Prepend> Encoder for Paraver<W> {
         self.num(end);
         self.num(size.max(0));
         self.num(tag.max(0));
-        self.put(at, None)?;
-        self.advance(book, self.last)
+        self.put_in(who)?;
+        self.limit(book, self.last)
     }
 
     fn destroy<C: Catalogue + ?Sized>(
@@ -485,7 +493,7 @@ impl<W: Prepend> Encoder for Paraver<W> {
             self.state(cat, book, (c, ty), Change::End, time)?;
         }
         self.rows.remove(&c);
-        self.advance(book, time)
+        self.limit(book, time)
     }
 
     type Out = Files<W>;
