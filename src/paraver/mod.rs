@@ -86,7 +86,8 @@ pub struct Paraver<W: Prepend> {
     actors: Actors,
     /// A container's state rows, in the order they first changed: the
     /// first is its Paraver state.
-    rows: foldhash::HashMap<ContainerId, Vec<Row>>,
+    /// By thread (global number).
+    rows: Vec<Vec<Row>>,
     names: Names,
     /// Event types (state, event and variable types), numbered as the
     /// replay declares them.
@@ -97,8 +98,6 @@ pub struct Paraver<W: Prepend> {
     /// `:cpu:appl:task:thread` of each thread, by its global number.
     prefixes: Vec<Box<[u8]>>,
     last_actor: Option<(ContainerId, Actor)>,
-    /// The container of each thread, by its global number.
-    by_thread: Vec<ContainerId>,
 }
 
 impl<W: Prepend> Paraver<W> {
@@ -118,7 +117,6 @@ impl<W: Prepend> Paraver<W> {
             line: Vec::with_capacity(128),
             prefixes: Vec::new(),
             last_actor: None,
-            by_thread: Vec::new(),
         })
     }
 
@@ -134,10 +132,9 @@ impl<W: Prepend> Paraver<W> {
                 let a = self.actors.of(cat, c)?;
                 self.names.learn(cat, &self.actors, a);
                 let g = a.global as usize;
-                if self.by_thread.len() <= g {
-                    self.by_thread.resize(g + 1, c);
+                if self.rows.len() <= g {
+                    self.rows.resize_with(g + 1, Vec::new);
                 }
-                self.by_thread[g] = c;
                 a
             }
         };
@@ -214,7 +211,7 @@ impl<W: Prepend> Paraver<W> {
             return Ok(());
         };
         let code = self.ty(ty);
-        let rows = self.rows.entry(c).or_default();
+        let rows = &mut self.rows[a.global as usize];
         let i = match rows.iter().position(|r| r.ty == ty) {
             Some(i) => i,
             None => {
@@ -309,13 +306,13 @@ impl<W: Prepend> Paraver<W> {
                 self.body.let_go(who)?;
                 continue;
             };
-            let Some(&c) = self.by_thread.get(g as usize) else {
+            let Some(a) = (self.actors.threads.get(g as usize)).and_then(|&c| self.actors.get(c))
+            else {
                 break;
             };
-            let (Some(a), Some(rows)) = (self.actors.get(c), self.rows.get_mut(&c)) else {
+            let Some(row) = self.rows[g as usize].first_mut() else {
                 break;
             };
-            let row = &mut rows[0];
             // Begun now: all that waits is of now, and nothing to cut.
             let Some(&top) = row.stack.last().filter(|_| row.since < t) else {
                 break;
@@ -483,16 +480,17 @@ impl<W: Prepend> Encoder for Paraver<W> {
         time: i64,
     ) -> io::Result<()> {
         self.last = self.last.max(time);
-        let rows: Vec<TypeId> = self.rows.get(&c).map_or(Vec::new(), |r| {
-            r.iter()
-                .filter(|r| !r.stack.is_empty())
-                .map(|r| r.ty)
-                .collect()
-        });
-        for ty in rows {
+        let Some(g) = self.actors.get(c).map(|a| a.global as usize) else {
+            return Ok(());
+        };
+        let open: Vec<TypeId> = (self.rows[g].iter())
+            .filter(|r| !r.stack.is_empty())
+            .map(|r| r.ty)
+            .collect();
+        for ty in open {
             self.state(cat, book, (c, ty), Change::End, time)?;
         }
-        self.rows.remove(&c);
+        self.rows[g].clear();
         self.limit(book, time)
     }
 

@@ -76,7 +76,8 @@ pub struct AppDef {
 /// The process model built so far.
 #[derive(Default)]
 pub struct Actors {
-    of: HashMap<ContainerId, Actor>,
+    /// By container number: looked up for every event.
+    of: Vec<Option<Actor>>,
     task_of: HashMap<ContainerId, (u32, u32)>,
     node_of: HashMap<ContainerId, u32>,
     /// Applications, in application order.
@@ -110,8 +111,8 @@ impl Actors {
         if c == ContainerId::ROOT {
             return None;
         }
-        if let Some(a) = self.of.get(&c) {
-            return Some(*a);
+        if let Some(a) = self.get(c) {
+            return Some(a);
         }
         let (owner, class) = match nearest(cat, c, Role::Process) {
             Some(p) => (p, AppClass::Processes),
@@ -155,13 +156,17 @@ impl Actors {
             global: self.threads.len() as u32,
         };
         self.threads.push(c);
-        self.of.insert(c, actor);
+        let i = c.0 as usize;
+        if self.of.len() <= i {
+            self.of.resize(i + 1, None);
+        }
+        self.of[i] = Some(actor);
         Some(actor)
     }
 
     /// The actor `c` already is.
     pub fn get(&self, c: ContainerId) -> Option<Actor> {
-        self.of.get(&c).copied()
+        self.of.get(c.0 as usize).copied().flatten()
     }
 
     fn node(&mut self, c: ContainerId) -> u32 {
