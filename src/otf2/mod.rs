@@ -102,7 +102,8 @@ impl Otf2 {
                 path.as_ptr(),
                 name.as_ptr(),
                 ffi::FILEMODE_WRITE,
-                ffi::CHUNK_SIZE_MIN,
+                // A full chunk goes straight to its file (`pool.rs`).
+                ffi::FILE_BUFFER_SIZE,
                 4 * ffi::CHUNK_SIZE_MIN,
                 ffi::SUBSTRATE_POSIX,
                 ffi::COMPRESSION_NONE,

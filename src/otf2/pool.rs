@@ -5,14 +5,16 @@
 //! writer is closed: the whole archive stayed in memory (peak RSS was
 //! the archive's size plus 10 MiB, 92 MiB for 80 MB of libRastro). With
 //! these callbacks a buffer holds one chunk: when it asks for a second,
-//! it is refused, and libotf2 then writes the full one to its file,
-//! frees it and asks again (`OTF2_Buffer_RequestNewChunk`). The chunks
-//! written are the same either way, so are the files.
+//! it is refused, and libotf2 then writes the full one to its file and
+//! asks again (`OTF2_Buffer_RequestNewChunk`); the chunk given back is
+//! handed out again. The chunks written are the same either way, so are
+//! the files.
 //!
-//! What stays is libotf2's own: its file layer gathers a file's writes
-//! in a buffer of 4 MiB (`OTF2_FILE_BUFFER_SIZE`) before it writes
-//! them. A location so holds at most one chunk and 4 MiB, however long
-//! the run.
+//! A chunk is as large as libotf2's file layer's buffer
+//! ([`super::ffi::FILE_BUFFER_SIZE`], 4 MiB): a write that large goes
+//! straight to the file, where a smaller one would wait in a second
+//! buffer of 4 MiB a file. A location so holds at most 4 MiB, however
+//! long the run; its pages are touched only as its events fill them.
 
 use super::ffi::{FileType, LocationRef, MemoryCallbacks};
 use std::alloc::{alloc, dealloc, Layout};
