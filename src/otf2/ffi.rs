@@ -41,10 +41,6 @@ pub const METRIC_ASYNCHRONOUS: u8 = 2;
 pub const RECORDER_KIND_ABSTRACT: u8 = 1;
 pub const PARAMETER_STRING: u8 = 0;
 pub const CHUNK_SIZE_MIN: u64 = 256 << 10;
-/// `OTF2_FILE_BUFFER_SIZE` (`otf2_file.h`): the file layer writes a write
-/// of this size or more straight to the file; a smaller one it gathers in
-/// a buffer of this size first.
-pub const FILE_BUFFER_SIZE: u64 = 4 << 20;
 
 /// `OTF2_FileType`.
 pub type FileType = u8;

@@ -102,8 +102,7 @@ impl Otf2 {
                 path.as_ptr(),
                 name.as_ptr(),
                 ffi::FILEMODE_WRITE,
-                // A full chunk goes straight to its file (`pool.rs`).
-                ffi::FILE_BUFFER_SIZE,
+                ffi::CHUNK_SIZE_MIN,
                 4 * ffi::CHUNK_SIZE_MIN,
                 ffi::SUBSTRATE_POSIX,
                 ffi::COMPRESSION_NONE,

@@ -10,11 +10,12 @@
 //! handed out again. The chunks written are the same either way, so are
 //! the files.
 //!
-//! A chunk is as large as libotf2's file layer's buffer
-//! ([`super::ffi::FILE_BUFFER_SIZE`], 4 MiB): a write that large goes
-//! straight to the file, where a smaller one would wait in a second
-//! buffer of 4 MiB a file. A location so holds at most 4 MiB, however
-//! long the run; its pages are touched only as its events fill them.
+//! What stays is libotf2's own: its file layer gathers a file's writes
+//! in a buffer of 4 MiB (`OTF2_FILE_BUFFER_SIZE`) before it writes
+//! them. A location so holds at most one chunk and 4 MiB, however long
+//! the run. Chunks of 4 MiB, which that layer writes straight through,
+//! saved 6 MiB on 110 MB of MPE (128 locations) but cost 50 ms more:
+//! libotf2 fills the rest of each location's last chunk when it closes.
 
 use super::ffi::{FileType, LocationRef, MemoryCallbacks};
 use std::alloc::{alloc, dealloc, Layout};
