@@ -140,6 +140,16 @@ impl Format {
                 "--format paraver: -o names the .prv (FILE.prv; FILE.pcf and FILE.row go beside it)",
             ));
         }
+        // The header, known at the end, goes before the records: a FIFO or
+        // a device cannot take it.
+        if let (Format::Paraver, Some(Output::File(p))) = (format, out) {
+            if std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+                return Err(crate::error::Error::usage(format!(
+                    "{}: a Paraver trace is written to a regular file (its header comes last), not a FIFO or device",
+                    p.display()
+                )));
+            }
+        }
         Ok(format)
     }
 }

@@ -292,7 +292,13 @@ fn format_mistakes_are_usage_errors_and_leave_nothing() {
         nodes.to_str().unwrap(),
     ];
     let prv = d.path().join("x.prv");
+    // A FIFO cannot take the header, written last: refused before it is
+    // opened (opening it would wait for a reader).
+    let fifo = d.path().join("fifo.prv");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
     let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["-o", fifo.to_str().unwrap()], "regular file"),
         (vec!["--format", "paraver", "-o", "-"], "not `-`"),
         (vec!["--format", "otf2", "-o", "-"], "not `-`"),
         (
