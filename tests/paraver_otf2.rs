@@ -441,3 +441,76 @@ fn the_paraver_check_rejects_a_damaged_trace() {
         );
     }
 }
+
+/// ViTE reads OTF2 too: it opens the shipped example's archive and draws
+/// its locations, their states and the machine's metrics. What it says
+/// is only what ViTE 1.2 does not implement (`docs/output.md`): string
+/// parameters, and communicators made of a group of ranks (the form OTF2
+/// defines and Score-P writes), so it draws no messages.
+#[test]
+fn vite_draws_the_otf2_archive() {
+    if !have_otf2() || !have_vite() {
+        return;
+    }
+    let d = tempdir();
+    let ex = root().join("examples/pingpong-localhost");
+    let archive = d.path().join("run.otf2");
+    let o = integrador(&[
+        "-mpi",
+        ex.join("mpi_pingpong.clog2").to_str().unwrap(),
+        "-mpinodes",
+        ex.join("mpi.nodes").to_str().unwrap(),
+        "-ganglia",
+        ex.join("ganglia.traced").to_str().unwrap(),
+        "--format",
+        "otf2",
+        "-q",
+        "-o",
+        archive.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let anchor = archive.join("traces.otf2");
+    let svg = d.path().join("run.svg");
+    let v = Command::new("timeout")
+        .args(["120", "vite"])
+        .arg(&anchor)
+        .arg("-e")
+        .arg(&svg)
+        .env("QT_QPA_PLATFORM", "offscreen")
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&v.stdout).into_owned() + &String::from_utf8_lossy(&v.stderr);
+    // Its complaints: only what it does not implement.
+    assert!(
+        said.contains("0 errors and 0 warnings"),
+        "ViTE said\n{said}"
+    );
+    let known = [
+        "0 errors and 0 warnings",
+        "callback_ParameterString not implemented",
+        "cannot find rank",
+    ];
+    for line in said.lines() {
+        let l = line.to_lowercase();
+        if l.contains("warning") || l.contains("error") || l.contains("implemented") {
+            assert!(
+                known.iter().any(|k| line.contains(k)) || line.trim() == "Not yet implemented",
+                "ViTE said something new: {line}\n{said}"
+            );
+        }
+    }
+    let picture = std::fs::read_to_string(&svg).unwrap_or_default();
+    for name in ["12628 rank 0", "12629 rank 1", "grid/cluster/vm"] {
+        assert!(picture.contains(name), "no {name} in ViTE's picture");
+    }
+    // The metrics' curves are labelled with their range; the states are
+    // rectangles, hundreds of them (a handful frame the containers).
+    assert!(
+        picture.contains("max: "),
+        "no metric curve in ViTE's picture"
+    );
+    let rects = picture.matches("<rect").count();
+    assert!(rects > 300, "{rects} rectangles: ViTE drew no states");
+}
