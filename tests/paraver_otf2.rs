@@ -469,19 +469,7 @@ fn vite_draws_the_otf2_archive() {
         archive.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let anchor = archive.join("traces.otf2");
-    let svg = d.path().join("run.svg");
-    let v = Command::new("timeout")
-        .args(["120", "vite"])
-        .arg(&anchor)
-        .arg("-e")
-        .arg(&svg)
-        .env("QT_QPA_PLATFORM", "offscreen")
-        .current_dir(d.path())
-        .output()
-        .unwrap();
-    let said =
-        String::from_utf8_lossy(&v.stdout).into_owned() + &String::from_utf8_lossy(&v.stderr);
+    let (said, _, picture) = vite(&archive.join("traces.otf2"));
     // Its complaints: only what it does not implement.
     assert!(
         said.contains("0 errors and 0 warnings"),
@@ -501,7 +489,6 @@ fn vite_draws_the_otf2_archive() {
             );
         }
     }
-    let picture = std::fs::read_to_string(&svg).unwrap_or_default();
     for name in ["12628 rank 0", "12629 rank 1", "grid/cluster/vm"] {
         assert!(picture.contains(name), "no {name} in ViTE's picture");
     }

@@ -24,7 +24,7 @@ use std::io::{self, BufWriter, Write};
 pub const LIMIT: usize = 16 << 20;
 
 /// What a slot waits for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hold {
     /// The state on top of a thread's stack (its global number).
     State(u32),

@@ -353,8 +353,9 @@ pub fn have_vite() -> bool {
     ok
 }
 
-/// Opens `trace` in ViTE offscreen; returns what it printed and its log.
-pub fn vite(trace: &Path) -> (String, String) {
+/// Opens `trace` in ViTE offscreen; returns what it printed, its log
+/// and the picture it exported (SVG).
+pub fn vite(trace: &Path) -> (String, String, String) {
     let dir = tempdir();
     let svg = dir.path().join("out.svg");
     let o = Command::new("timeout")
@@ -378,7 +379,8 @@ pub fn vite(trace: &Path) -> (String, String) {
         "ViTE exported nothing for {}:\n{printed}",
         trace.display()
     );
-    (printed, log)
+    let picture = std::fs::read_to_string(&svg).unwrap_or_default();
+    (printed, log, picture)
 }
 
 /// Asserts that ViTE opens `trace` with no error and no warning (when
@@ -387,7 +389,7 @@ pub fn assert_vite_clean(trace: &Path, name: &str) {
     if !have_vite() {
         return;
     }
-    let (printed, log) = vite(trace);
+    let (printed, log, _) = vite(trace);
     assert!(
         printed.contains("0 errors and 0 warnings"),
         "{name}: ViTE said\n{printed}\nlog.txt:\n{log}"
